@@ -1,0 +1,34 @@
+# Two commands do everything on a fresh machine:
+#   make serve   create .venv, install, build and serve the site on http://127.0.0.1:8000
+#   make test    run every test: sybil (docs + docstrings), unit, property,
+#                PyTorch cross-checks, strict build, browser, workflow lint
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install serve build test lock clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[docs,test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+serve: $(STAMP)
+	$(VENV)/bin/mkdocs serve --strict --dev-addr 127.0.0.1:8000
+
+build: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+# Regenerate the constraints (the lock) from the current environment.
+lock: $(STAMP)
+	$(PY) -m pip freeze --exclude-editable | grep -v '^-e' > constraints.txt
+
+clean:
+	rm -rf $(VENV) site artifacts .pytest_cache .hypothesis

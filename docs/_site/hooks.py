@@ -1,0 +1,90 @@
+"""MkDocs hooks: figures from the library, math as MathML, nothing off-site.
+
+* ``on_files`` adds the SVG figures of ``figures.py`` as generated files, so
+  every figure on the site is drawn from ``qkv`` at build time.
+* ``on_page_content`` turns TeX into MathML at build time (no math JavaScript,
+  no web fonts: Chromium renders MathML Core natively). Markdown pages carry
+  TeX from pymdownx.arithmatex; notebook pages carry ``$...$`` from nbconvert.
+  Notebook pages also lose the CDN script tags nbconvert adds (MathJax,
+  Mermaid) so that no page asks a third-party host for anything.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import sys
+from pathlib import Path
+
+from latex2mathml.converter import convert as tex_to_mathml
+from mkdocs.structure.files import File
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import figures  # noqa: E402
+
+_ARITHMATEX = re.compile(
+    r'<(?P<tag>span|div) class="arithmatex">\s*'
+    r"(?:\\\((?P<inline>.*?)\\\)|\\\[(?P<block>.*?)\\\])"
+    r"\s*</(?P=tag)>",
+    re.DOTALL,
+)
+# Regions of notebook HTML where a dollar sign is not math.
+_VERBATIM = re.compile(r"(<pre\b.*?</pre>|<code\b.*?</code>|<script\b.*?</script>|<style\b.*?</style>)", re.DOTALL)
+_DISPLAY_DOLLARS = re.compile(r"\$\$(.+?)\$\$", re.DOTALL)
+_INLINE_DOLLARS = re.compile(r"(?<![\\$])\$(?!\s)([^$\n]+?)(?<!\s)\$(?!\$)")
+_SCRIPT = re.compile(r"<script\b(?P<attrs>[^>]*)>(?P<body>.*?)</script>", re.DOTALL | re.IGNORECASE)
+_EMPTY_OR_REMOTE_SRC = re.compile(r"""\ssrc=["'](?:(?:https?:)?//[^"']*)?["']""", re.IGNORECASE)
+
+
+def mathml(tex: str, *, display: bool) -> str:
+    """MathML for one TeX formula; a formula that cannot convert fails the build."""
+    try:
+        return tex_to_mathml(tex.strip(), display="block" if display else "inline")
+    except Exception as error:  # latex2mathml raises several types
+        raise ValueError(f"cannot convert TeX to MathML: {tex!r}: {error}") from error
+
+
+def _arithmatex_to_mathml(content: str) -> str:
+    def replace(match: re.Match[str]) -> str:
+        if match["inline"] is not None:
+            return mathml(html.unescape(match["inline"]), display=False)
+        return mathml(html.unescape(match["block"]), display=True)
+
+    return _ARITHMATEX.sub(replace, content)
+
+
+def _dollars_to_mathml(content: str) -> str:
+    parts = _VERBATIM.split(content)
+    for index in range(0, len(parts), 2):  # even parts are outside verbatim regions
+        text = _DISPLAY_DOLLARS.sub(lambda m: mathml(html.unescape(m[1]), display=True), parts[index])
+        parts[index] = _INLINE_DOLLARS.sub(lambda m: mathml(html.unescape(m[1]), display=False), text)
+    return "".join(parts)
+
+
+def _drop_offsite_scripts(content: str) -> str:
+    """Remove nbconvert's MathJax and Mermaid loaders (CDN URLs or empty src)."""
+
+    def keep(match: re.Match[str]) -> str:
+        attrs, body = match["attrs"], match["body"]
+        offsite = _EMPTY_OR_REMOTE_SRC.search(attrs) or "x-mathjax-config" in attrs or "https://" in body
+        return "" if offsite else match.group(0)
+
+    return _SCRIPT.sub(keep, content)
+
+
+def _is_notebook(page) -> bool:
+    return page.file.src_uri.startswith("notebooks/")
+
+
+def on_files(files, config):
+    for src_uri, draw in figures.FIGURES.items():
+        files.append(File.generated(config, src_uri, content=draw()))
+    return files
+
+
+def on_page_content(html_content: str, page, config, files):
+    if _is_notebook(page):
+        html_content = _drop_offsite_scripts(html_content)
+        html_content = _dollars_to_mathml(html_content)
+    return _arithmatex_to_mathml(html_content)
