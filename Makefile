@@ -27,8 +27,9 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 # Regenerate the constraints (the lock) from the current environment.
+# PyTorch is left out: .ci/run pins it (the CPU build) on its own.
 lock: $(STAMP)
-	$(PY) -m pip freeze --exclude-editable | grep -v '^-e' > constraints.txt
+	$(PY) -m pip freeze --exclude-editable | grep -v -E '^(-e|torch==|nvidia-|triton==)' > constraints.txt
 
 clean:
 	rm -rf $(VENV) site artifacts .pytest_cache .hypothesis

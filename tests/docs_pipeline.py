@@ -118,11 +118,31 @@ class PythonFenceParser:
             yield region
 
 
-def _setup(namespace: dict) -> None:
-    # Figures drawn in a snippet must not try to open a window.
+def _reset_global_state(namespace: dict) -> None:
+    """Give every page a fresh start: default print options, no open figures.
+
+    A page may set NumPy print options in a visible block; they must not leak
+    into the next page, whose blocks a reader runs in a fresh interpreter.
+    """
     import matplotlib
 
-    matplotlib.use("Agg")
+    matplotlib.use("Agg")  # figures drawn in a snippet must not open a window
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    np.set_printoptions(**_DEFAULT_PRINT_OPTIONS)
+    plt.close("all")
+
+
+def _default_print_options() -> dict:
+    import numpy as np
+
+    options = np.get_printoptions()
+    options.pop("override_repr", None)  # not accepted back by set_printoptions
+    return options
+
+
+_DEFAULT_PRINT_OPTIONS = _default_print_options()
 
 
 def docs_sybil(path: str = "docs") -> Sybil:
@@ -131,6 +151,7 @@ def docs_sybil(path: str = "docs") -> Sybil:
         parsers=[PythonFenceParser(), SkipParser(), ClearNamespaceParser()],
         path=path,
         patterns=["*.md", "**/*.md"],
-        setup=_setup,
+        setup=_reset_global_state,
+        teardown=_reset_global_state,
         name="docs",
     )

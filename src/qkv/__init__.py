@@ -1,0 +1,61 @@
+"""qkv: token embeddings, positional encodings and Q/K/V self-attention.
+
+Small, readable NumPy implementations of the input side of a Transformer
+(Vaswani et al. 2017, "Attention Is All You Need"), one concept per module:
+
+* ``qkv.embeddings``: token ids -> vectors (a table lookup);
+* ``qkv.positional``: sinusoidal and learned position vectors;
+* ``qkv.attention``: softmax, scaled dot-product attention, masks;
+* ``qkv.toy``: the curriculum's small, labelled example data.
+
+Examples
+--------
+>>> import qkv
+>>> x = qkv.embed(qkv.toy.token_ids(["cat", "dog"]), qkv.toy.EMBEDDINGS)
+>>> z = x + qkv.sinusoidal_encoding(2, 4)   # add, don't concatenate
+>>> z.shape
+(2, 4)
+"""
+
+from qkv import toy
+from qkv.attention import causal_mask, scaled_dot_product_attention, self_attention, softmax
+from qkv.embeddings import (
+    cosine_similarity,
+    cosine_similarity_matrix,
+    embed,
+    nearest_neighbours,
+    one_hot,
+)
+from qkv.positional import (
+    learned_positional_table,
+    pair_frequencies,
+    pair_wavelengths,
+    positional_rows,
+    shift_matrix,
+    sinusoidal_encoding,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "toy",
+    # embeddings
+    "one_hot",
+    "embed",
+    "cosine_similarity",
+    "cosine_similarity_matrix",
+    "nearest_neighbours",
+    # positional
+    "sinusoidal_encoding",
+    "pair_frequencies",
+    "pair_wavelengths",
+    "shift_matrix",
+    "learned_positional_table",
+    "positional_rows",
+    # attention
+    "softmax",
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "self_attention",
+]

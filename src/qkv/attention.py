@@ -1,0 +1,325 @@
+"""Scaled dot-product attention (Vaswani et al. 2017, section 3.2.1).
+
+The whole mechanism is one line, ``softmax(Q @ K.T / sqrt(d_k)) @ V``:
+
+1. score every query against every key (dot products),
+2. scale by ``1 / sqrt(d_k)`` so the scores' spread does not grow with
+   ``d_k`` (unscaled, softmax saturates and its gradient vanishes),
+3. softmax each row into weights that sum to 1,
+4. blend the value rows with those weights.
+
+Row-vector convention throughout: one token per row, ``Q = X @ W_query``.
+Masks follow PyTorch: a boolean ``True`` means "may attend".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from qkv._checks import (
+    as_finite_float_array,
+    as_float_array,
+    check_min_ndim,
+    check_ndim,
+    check_positive_int,
+    check_real_number,
+)
+
+__all__ = ["softmax", "scaled_dot_product_attention", "causal_mask", "self_attention"]
+
+
+def softmax(x: Any, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax along one axis.
+
+    Subtracting the maximum first changes nothing mathematically
+    (``exp(x - c) / sum(exp(x - c))`` is the same for any ``c``) but keeps
+    ``exp`` from overflowing: naive ``exp(1000)`` is ``inf`` and the result
+    ``nan``.
+
+    Parameters
+    ----------
+    x : array_like
+        Scores of any shape. Entries may be ``-inf`` (weight exactly 0, as
+        for masked scores); NaN and ``+inf`` are rejected.
+    axis : int, default -1
+        The axis whose entries become weights summing to 1.
+
+    Returns
+    -------
+    numpy.ndarray, same shape as ``x``, float64
+        Non-negative weights that sum to 1 along ``axis``. A slice whose
+        entries are all ``-inf`` has no defined softmax; it is returned as
+        all zeros (no NaN, no warning), which is what attention needs for a
+        fully masked query row. (``torch.softmax`` returns NaN there.)
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not numeric.
+    ValueError
+        If ``x`` holds NaN or ``+inf``.
+
+    Examples
+    --------
+    >>> from qkv import softmax
+    >>> softmax([1000.0, 1001.0, 1002.0]).round(4).tolist()
+    [0.09, 0.2447, 0.6652]
+    >>> softmax([[0.0, 0.0], [float("-inf"), float("-inf")]]).tolist()
+    [[0.5, 0.5], [0.0, 0.0]]
+    """
+    arr = as_float_array(x, "x")
+    if np.any(np.isnan(arr) | (arr == np.inf)):
+        raise ValueError("x must not contain NaN or +inf (-inf is allowed: it gets weight 0)")
+    peak = np.max(arr, axis=axis, keepdims=True)
+    # An all -inf slice has peak -inf; -inf - -inf would be NaN, so shift by 0.
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    exps = np.exp(arr - peak)
+    totals = np.sum(exps, axis=axis, keepdims=True)
+    return np.divide(exps, totals, out=np.zeros_like(exps), where=totals > 0)
+
+
+def _check_mask(mask: Any, scores_shape: tuple[int, ...]) -> np.ndarray:
+    """Return the mask as additive float scores (0 or -inf for a bool mask)."""
+    try:
+        arr = np.asarray(mask)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"mask could not be converted to an array: {exc}") from exc
+    if arr.dtype.kind == "b":
+        additive = np.where(arr, 0.0, -np.inf)  # True = may attend
+    elif arr.dtype.kind == "f":
+        additive = arr.astype(np.float64, copy=False)
+        if np.any(np.isnan(additive) | (additive == np.inf)):
+            raise ValueError("mask must not contain NaN or +inf (-inf is allowed: it blocks a key)")
+    else:
+        # A 0/1 integer mask is ambiguous (keep-mask or additive?), so refuse it.
+        raise TypeError(
+            "mask must be boolean (True = may attend) or floating point (added to "
+            f"the scores), got dtype {arr.dtype}; for a 0/1 mask use mask.astype(bool)"
+        )
+    try:
+        np.broadcast_to(additive, scores_shape)
+    except ValueError:
+        raise ValueError(
+            f"mask of shape {arr.shape} does not broadcast to the attention scores "
+            f"shape {scores_shape}, i.e. (..., L_q, L_k)"
+        ) from None
+    return additive
+
+
+def scaled_dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    mask: Any = None,
+    *,
+    scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``softmax(query @ key.T * scale + mask) @ value``, with the weights.
+
+    Parameters
+    ----------
+    query : array_like, shape (..., L_q, d_k)
+        One query row per position that asks.
+    key : array_like, shape (..., L_k, d_k)
+        One key row per position that can be attended to.
+    value : array_like, shape (..., L_k, d_v)
+        One value row per key: what is handed over.
+    mask : array_like of bool or float, optional
+        Broadcastable to ``(..., L_q, L_k)``. Boolean: ``True`` means the
+        query may attend to that key (PyTorch's convention). Floating point:
+        added to the scaled scores; ``-inf`` blocks a key. NaN is refused.
+    scale : float, optional
+        Multiplies the scores; defaults to ``1 / sqrt(d_k)``.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., L_q, d_v), float64
+        Each row is a weighted average of the value rows.
+    weights : numpy.ndarray, shape (..., L_q, L_k), float64
+        The attention weights; each row sums to 1, except a fully masked one.
+
+    Notes
+    -----
+    Leading batch dimensions of ``query``, ``key`` and ``value`` broadcast
+    against each other like NumPy's (and PyTorch's) ``matmul``.
+
+    A query row whose every key is masked (all ``False``, or all ``-inf``)
+    has nothing to attend to. Such a row gets weights all 0 and output all 0:
+    not NaN, and not a uniform average over the masked (e.g. padding) keys.
+    This matches ``torch.nn.functional.scaled_dot_product_attention`` in
+    PyTorch 2.13, which also returns a zero output row there.
+
+    Raises
+    ------
+    TypeError
+        If an input is not numeric, ``mask`` is neither bool nor float, or
+        ``scale`` is not a real number.
+    ValueError
+        If an input has fewer than 2 dimensions or holds NaN/inf; ``query``
+        and ``key`` differ in ``d_k``; ``key`` and ``value`` differ in
+        ``L_k``; the batch dimensions do not broadcast; or ``mask`` does not
+        broadcast to ``(..., L_q, L_k)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from qkv import scaled_dot_product_attention
+    >>> keys = np.eye(3)                          # one-hot keys a, b, c
+    >>> values = np.array([[1.0], [2.0], [3.0]])  # D = {a: 1, b: 2, c: 3}
+    >>> query = np.array([[1.0, 0.0, 0.0]])       # look up "a"
+    >>> for beta in (1, 5, 10, 20):
+    ...     out, _ = scaled_dot_product_attention(query, keys, values, scale=beta)
+    ...     print(beta, round(float(out[0, 0]), 4))
+    1 1.6358
+    5 1.0199
+    10 1.0001
+    20 1.0
+    """
+    q = as_finite_float_array(query, "query")
+    k = as_finite_float_array(key, "key")
+    v = as_finite_float_array(value, "value")
+    check_min_ndim(q, "query", 2, "(..., L_q, d_k)")
+    check_min_ndim(k, "key", 2, "(..., L_k, d_k)")
+    check_min_ndim(v, "value", 2, "(..., L_k, d_v)")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"query and key must have the same last dimension d_k, got query shape "
+            f"{q.shape} (d_k={q.shape[-1]}) and key shape {k.shape} (d_k={k.shape[-1]})"
+        )
+    if q.shape[-1] == 0:
+        raise ValueError(f"d_k must be at least 1, got query shape {q.shape}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"key and value must have the same length L_k (one value per key), got key "
+            f"shape {k.shape} (L_k={k.shape[-2]}) and value shape {v.shape} (L_k={v.shape[-2]})"
+        )
+    try:
+        np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"batch dimensions do not broadcast: query {q.shape}, key {k.shape}, "
+            f"value {v.shape} (only the dimensions before the last two must broadcast)"
+        ) from None
+    if scale is None:
+        scale = 1.0 / np.sqrt(q.shape[-1])
+    else:
+        scale = check_real_number(scale, "scale")
+
+    # (..., L_q, d_k) @ (..., d_k, L_k) -> (..., L_q, L_k)
+    scores = (q @ np.swapaxes(k, -1, -2)) * scale
+    if mask is not None:
+        scores = scores + _check_mask(mask, scores.shape)  # -inf where blocked
+    weights = softmax(scores, axis=-1)  # fully masked rows come back as zeros
+    output = weights @ v  # (..., L_q, L_k) @ (..., L_k, d_v) -> (..., L_q, d_v)
+    return output, weights
+
+
+def causal_mask(length: int) -> np.ndarray:
+    """Boolean mask that lets position ``i`` attend only to ``0 .. i``.
+
+    Parameters
+    ----------
+    length : int
+        Sequence length ``L``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (L, L), bool
+        ``True`` on and below the diagonal (may attend), ``False`` above it
+        (the future). Same result as PyTorch's ``is_causal=True`` for a
+        square score matrix.
+
+    Raises
+    ------
+    TypeError
+        If ``length`` is not an integer.
+    ValueError
+        If ``length`` is not positive.
+
+    Examples
+    --------
+    >>> from qkv import causal_mask
+    >>> causal_mask(3).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    length = check_positive_int(length, "length")
+    return np.tril(np.ones((length, length), dtype=bool))
+
+
+def self_attention(
+    x: Any,
+    w_query: Any,
+    w_key: Any,
+    w_value: Any,
+    mask: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Single-head self-attention: project ``x`` into Q, K, V, then attend.
+
+    Parameters
+    ----------
+    x : array_like, shape (L, d_model)
+        One input vector per token (embedding plus position, if any).
+    w_query : array_like, shape (d_model, d_k)
+        Projection to queries: what each token looks for.
+    w_key : array_like, shape (d_model, d_k)
+        Projection to keys: what each token offers to be found by.
+    w_value : array_like, shape (d_model, d_v)
+        Projection to values: what each token hands over.
+    mask : array_like of bool or float, optional
+        Broadcastable to ``(L, L)``; see ``scaled_dot_product_attention``.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (L, d_v), float64
+        One contextual vector per token.
+    weights : numpy.ndarray, shape (L, L), float64
+        Row ``i`` says how much token ``i`` attends to each token.
+
+    Raises
+    ------
+    TypeError
+        If an input is not numeric.
+    ValueError
+        If an input has the wrong rank or holds NaN/inf, a projection's row
+        count differs from ``d_model``, ``w_query`` and ``w_key`` differ in
+        ``d_k``, or ``mask`` does not broadcast to ``(L, L)``.
+
+    Examples
+    --------
+    >>> from qkv import self_attention, toy
+    >>> x = toy.bank_sentence(["money", "bank", "grows"])
+    >>> out, weights = self_attention(x, toy.W_QUERY, toy.W_KEY, toy.W_VALUE)
+    >>> weights[1].round(4).tolist()
+    [0.6652, 0.09, 0.2447]
+    >>> out[1].round(4).tolist()
+    [1.5752, 0.0, 0.1801, 0.2447]
+    """
+    x_arr = as_finite_float_array(x, "x")
+    check_ndim(x_arr, "x", 2, "(L, d_model)")
+    d_model = x_arr.shape[1]
+    weights_in = {}
+    for name, w, shape_text in (
+        ("w_query", w_query, "(d_model, d_k)"),
+        ("w_key", w_key, "(d_model, d_k)"),
+        ("w_value", w_value, "(d_model, d_v)"),
+    ):
+        arr = as_finite_float_array(w, name)
+        check_ndim(arr, name, 2, shape_text)
+        if arr.shape[0] != d_model:
+            raise ValueError(
+                f"{name} must have shape {shape_text} with d_model={d_model} rows to match "
+                f"x of shape {x_arr.shape}, got shape {arr.shape}"
+            )
+        weights_in[name] = arr
+    if weights_in["w_query"].shape[1] != weights_in["w_key"].shape[1]:
+        raise ValueError(
+            "w_query and w_key must have the same number of columns d_k (queries and keys "
+            f"are compared by dot product), got {weights_in['w_query'].shape} and "
+            f"{weights_in['w_key'].shape}"
+        )
+    q = x_arr @ weights_in["w_query"]  # (L, d_model) @ (d_model, d_k) -> (L, d_k)
+    k = x_arr @ weights_in["w_key"]  # (L, d_model) @ (d_model, d_k) -> (L, d_k)
+    v = x_arr @ weights_in["w_value"]  # (L, d_model) @ (d_model, d_v) -> (L, d_v)
+    return scaled_dot_product_attention(q, k, v, mask)
