@@ -1,5 +1,7 @@
 """MkDocs hooks: figures from the library, math as MathML, nothing off-site.
 
+* ``on_page_markdown`` fills ``{{ name }}`` in prose with numbers computed
+  from ``qkv`` (``values.py``), so such numbers cannot drift from the library.
 * ``on_files`` adds the SVG figures of ``figures.py`` as generated files, so
   every figure on the site is drawn from ``qkv`` at build time.
 * ``on_page_content`` turns TeX into MathML at build time (no math JavaScript,
@@ -22,6 +24,9 @@ from mkdocs.structure.files import File
 sys.path.insert(0, str(Path(__file__).parent))
 
 import figures  # noqa: E402
+import values  # noqa: E402
+
+_VALUE_REF = re.compile(r"\{\{\s*([a-z0-9_]+)\s*\}\}")
 
 _ARITHMATEX = re.compile(
     r'<(?P<tag>span|div) class="arithmatex">\s*'
@@ -81,6 +86,18 @@ def on_files(files, config):
     for src_uri, draw in figures.FIGURES.items():
         files.append(File.generated(config, src_uri, content=draw()))
     return files
+
+
+def on_page_markdown(markdown: str, page, config, files):
+    """Replace ``{{ name }}`` with the value ``values.py`` computed from qkv."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match[1]
+        if name not in values.VALUES:
+            raise KeyError(f"{page.file.src_uri}: unknown value {{{{ {name} }}}}; define it in docs/_site/values.py")
+        return values.VALUES[name]
+
+    return _VALUE_REF.sub(value, markdown)
 
 
 def on_page_content(html_content: str, page, config, files):
