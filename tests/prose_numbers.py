@@ -19,11 +19,10 @@ are not prose.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
-FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.-]*)(?P<rest>[^\n]*)$")
-PYTHON_LANGUAGES = {"python", "py", "python3", "py3", "pycon"}
+from page_blocks import split_page, verified_outputs
+
 CHECKED_NUMBER = re.compile(
     r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{5,}(?:\.\d+)?|\d+\.\d{2,})(?![\d]|\.\d|,\d{3})"
 )
@@ -35,48 +34,6 @@ NOT_PROSE = [
     re.compile(r"arXiv:\d{4}\.\d{4,5}", re.IGNORECASE),
     re.compile(r'\b(?:src|href|width|height)="[^"]*"'),
 ]
-
-
-@dataclass(frozen=True)
-class Block:
-    language: str
-    start: int  # 1-based line of the opening fence
-    end: int  # 1-based line of the closing fence
-    text: str
-
-
-def split_page(text: str) -> tuple[list[Block], list[tuple[int, str]]]:
-    """Fenced blocks, and the remaining prose lines as (line number, text)."""
-    lines = text.splitlines()
-    blocks: list[Block] = []
-    prose: list[tuple[int, str]] = []
-    index = 0
-    while index < len(lines):
-        match = FENCE_OPEN.match(lines[index])
-        if match is None:
-            prose.append((index + 1, lines[index]))
-            index += 1
-            continue
-        fence = match["fence"]
-        closing = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$")
-        end = index + 1
-        while end < len(lines) and not closing.match(lines[end]):
-            end += 1
-        body = "\n".join(line[len(match["indent"]):] for line in lines[index + 1 : end])
-        blocks.append(Block(match["lang"].lower(), index + 1, end + 1, body))
-        index = end + 1
-    return blocks, prose
-
-
-def verified_outputs(blocks: list[Block], text: str) -> list[str]:
-    """Text of output blocks that directly follow a Python block (CI compares them)."""
-    lines = text.splitlines()
-    verified = []
-    for before, block in zip(blocks, blocks[1:]):
-        between = "\n".join(lines[before.end : block.start - 1]).strip()
-        if block.language == "output" and before.language in PYTHON_LANGUAGES and not between:
-            verified.append(block.text)
-    return verified
 
 
 def _decimals(token: str) -> int:

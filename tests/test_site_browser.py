@@ -4,6 +4,8 @@ rendered, nothing is logged as an error, and no request leaves 127.0.0.1."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from urllib.parse import urlparse
 
 import pytest
@@ -122,3 +124,40 @@ def test_search_works_offline(browser, site_url):
     assert page.locator(".md-search-result__item").count() > 0
     context.close()
     assert not problems, problems
+
+
+def test_copy_button_puts_runnable_code_on_the_clipboard(browser, site_url):
+    """Click every copy button on the verification page; run what it copied."""
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    page.goto(site_url + "verification/", wait_until="networkidle")
+    blocks = page.locator(".language-python, .language-py, .language-pycon")
+    count = blocks.count()
+    assert count >= 5
+    ran = 0
+    for index in range(count):
+        block = blocks.nth(index)
+        title = block.locator(".filename").all_inner_texts()
+        if any("(continued)" in t for t in title):
+            continue  # runs only after its predecessor; test_copy_isolation covers it
+        # A block in a content tab shows only once its tab is selected.
+        block.evaluate(
+            """el => {
+                const tab = el.closest('.tabbed-block');
+                if (!tab) return;
+                const index = [...tab.parentElement.children].indexOf(tab);
+                tab.closest('.tabbed-set').querySelectorAll(':scope > .tabbed-labels > label')[index].click();
+            }"""
+        )
+        block.scroll_into_view_if_needed()
+        block.hover()
+        block.locator("button.md-code__button[data-md-type=copy]").click()
+        copied = page.evaluate("navigator.clipboard.readText()")
+        lines = copied.splitlines()
+        assert copied.strip(), f"block {index}: nothing copied"
+        assert not any(line.startswith((">>>", "...")) for line in lines), copied
+        result = subprocess.run([sys.executable, "-c", copied], capture_output=True, text=True, cwd="/")
+        assert result.returncode == 0, f"block {index} copied:\n{copied}\nfailed:\n{result.stderr}"
+        ran += 1
+    context.close()
+    assert ran >= 5
