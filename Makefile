@@ -9,10 +9,12 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install serve build test lock clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[docs,test]'
+	# Browser-side test tools (axe-core, Lighthouse), pinned by package-lock.json.
+	npm ci --no-audit --no-fund --loglevel=error
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from needs import require
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = os.environ.get("QKV_CHROMIUM", "/usr/bin/chromium")
-IN_CI = os.environ.get("CI", "").lower() == "true"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -28,15 +29,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-
-def require(condition: bool, reason: str) -> None:
-    """Skip with ``reason`` outside CI; fail with it under CI=true."""
-    if condition:
-        return
-    if IN_CI:
-        pytest.fail(f"required in CI: {reason}", pytrace=False)
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+
+from needs import require
 
 pytestmark = pytest.mark.browser
 
@@ -161,3 +164,25 @@ def test_copy_button_puts_runnable_code_on_the_clipboard(browser, site_url):
         ran += 1
     context.close()
     assert ran >= 5
+
+
+AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_axe_finds_no_accessibility_violations(browser, site_url, pages, scheme):
+    require(AXE.is_file(), "axe-core is not installed; run `npm ci` (make install does)")
+    axe = AXE.read_text(encoding="utf-8")
+    report = []
+    for path in pages:
+        page, context, problems = open_page(browser, site_url + path, scheme=scheme, width=1280)
+        page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')")
+        page.add_script_tag(content=axe)
+        violations = page.evaluate(
+            """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+                .map(v => `${v.id} (${v.impact}) x${v.nodes.length}: ${v.nodes.slice(0, 3)
+                .map(n => n.target.join(' ')).join(', ')}`)"""
+        )
+        context.close()
+        report += [f"/{path} [{scheme}]: {v}" for v in violations] + [f"/{path}: {p}" for p in problems]
+    assert not report, "\n".join(report)

@@ -96,9 +96,108 @@ def vocab_similarity() -> str:
     return _to_svg(fig)
 
 
+def _bank_weights(words: list[str]) -> np.ndarray:
+    x = qkv.toy.bank_sentence(words)  # (3, 4)
+    _, weights = qkv.self_attention(x, qkv.toy.W_QUERY, qkv.toy.W_KEY, qkv.toy.W_VALUE)
+    return weights  # (3, 3): row = the word that asks, column = the word it reads
+
+
+def _annotated_heatmap(ax: plt.Axes, weights: np.ndarray, rows: list[str], cols: list[str]) -> plt.cm.ScalarMappable:
+    image = ax.imshow(weights, cmap="Blues", vmin=0, vmax=1)
+    for (i, j), w in np.ndenumerate(weights):
+        ax.text(j, i, f"{w:.4f}", ha="center", va="center", color="white" if w > 0.5 else "black")
+    ax.set_xticks(np.arange(len(cols)), cols)
+    ax.set_yticks(np.arange(len(rows)), rows)
+    return image
+
+
+def attention_heatmaps() -> str:
+    """Attention weights of the toy head in both bank sentences."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.4))
+    for ax, words in zip(axes, (["money", "bank", "grows"], ["river", "bank", "flows"])):
+        image = _annotated_heatmap(ax, _bank_weights(words), words, words)
+        ax.set_title(" ".join(words))
+        ax.set_xlabel("attends to (key)")
+    axes[0].set_ylabel("word that asks (query)")
+    fig.colorbar(image, ax=axes, label="attention weight (each row sums to 1)", shrink=0.9)
+    return _to_svg(fig)
+
+
+def softmax_saturation(num_rows: int = 2000, num_keys: int = 8) -> str:
+    """Share of near-one-hot softmax rows and size of the softmax Jacobian, against d_k."""
+    dims = np.array([4, 8, 16, 32, 64, 128, 256, 512])
+    shares = {"scaled by 1/sqrt(d_k)": [], "unscaled": []}
+    sizes = {"scaled by 1/sqrt(d_k)": [], "unscaled": []}
+    rng = np.random.default_rng(0)
+    eye = np.eye(num_keys)
+    for d_k in dims:
+        q = rng.normal(size=(num_rows, 1, d_k))
+        k = rng.normal(size=(num_rows, num_keys, d_k))
+        scores = (q @ np.swapaxes(k, -1, -2))[:, 0]  # (rows, 1, d_k) @ (rows, d_k, keys) -> (rows, keys)
+        for name, scale in (("scaled by 1/sqrt(d_k)", 1 / np.sqrt(d_k)), ("unscaled", 1.0)):
+            a = qkv.softmax(scores * scale)  # (rows, keys)
+            jacobian = a[:, :, None] * eye - a[:, :, None] * a[:, None, :]  # (rows, keys, keys)
+            shares[name].append(float(np.mean(a.max(axis=1) > 0.99)))
+            sizes[name].append(float(np.median(np.linalg.norm(jacobian, axis=(1, 2)))))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.4, 3.4))
+    for name, marker in (("scaled by 1/sqrt(d_k)", "o"), ("unscaled", "s")):
+        left.plot(dims, shares[name], marker=marker, label=name)
+        right.plot(dims, sizes[name], marker=marker, label=name)
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(dims, [str(d) for d in dims])
+        ax.set_xlabel("d_k (query/key width)")
+        ax.grid(alpha=0.3)
+    left.set_ylabel("share of rows with a weight > 0.99")
+    left.set_title("Softmax saturates without scaling")
+    right.set_yscale("log")
+    right.set_ylabel("median size of softmax Jacobian (log)")
+    right.set_title("... and its gradient vanishes")
+    left.legend(loc="upper left")
+    return _to_svg(fig)
+
+
+def training_loss() -> str:
+    """Loss of the bank-sense task against the gradient-descent step."""
+    task = qkv.bank_sense_task()
+    result = qkv.train(task.x, task.rows, task.targets, seed=0)
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    ax.plot(np.arange(len(result.losses)), result.losses)
+    ax.set_yscale("log")
+    ax.set_xlabel("gradient-descent step")
+    ax.set_ylabel("mean squared error of bank's row (log)")
+    ax.set_title("Learning W_query, W_key, W_value from a random start (seed 0)")
+    ax.grid(alpha=0.3)
+    return _to_svg(fig)
+
+
+def learned_pattern() -> str:
+    """Bank's attention weights in the four task sentences, before and after training."""
+    task = qkv.bank_sense_task()
+    result = qkv.train(task.x, task.rows, task.targets, seed=0)
+    start = qkv.init_projections(4, 4, seed=0)
+    sentence = np.arange(len(task.rows))
+    names = [" ".join(words) for words in task.sentences]
+    fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.2))
+    for ax, matrices, title in (
+        (axes[0], start, "random start"),
+        (axes[1], (result.w_query, result.w_key, result.w_value), "after 500 steps"),
+    ):
+        _, cache = qkv.attention_forward(task.x, *matrices)
+        weights = cache.weights[sentence, task.rows]  # (4 sentences, 3 words): bank's row
+        image = _annotated_heatmap(ax, weights, names if ax is axes[0] else [""] * 4, ["noun", "bank", "verb"])
+        ax.set_title(f"bank's attention, {title}")
+    fig.colorbar(image, ax=axes, label="attention weight", shrink=0.9)
+    return _to_svg(fig)
+
+
 FIGURES: dict[str, Callable[[], str]] = {
     "figures/pe-heatmap.svg": pe_heatmap,
     "figures/pe-wavelengths.svg": pe_wavelengths,
     "figures/pe-similarity-by-offset.svg": pe_similarity_by_offset,
     "figures/vocab-similarity.svg": vocab_similarity,
+    "figures/attention-heatmaps.svg": attention_heatmaps,
+    "figures/softmax-saturation.svg": softmax_saturation,
+    "figures/training-loss.svg": training_loss,
+    "figures/learned-pattern.svg": learned_pattern,
 }

@@ -2,8 +2,9 @@
 
 * ``on_page_markdown`` fills ``{{ name }}`` in prose with numbers computed
   from ``qkv`` (``values.py``), so such numbers cannot drift from the library.
-* ``on_files`` adds the SVG figures of ``figures.py`` as generated files, so
-  every figure on the site is drawn from ``qkv`` at build time.
+* ``on_files`` adds the SVG figures of ``figures.py`` and the widgets' JSON of
+  ``widget_data.py`` as generated files, so every figure and every number an
+  interactive widget shows comes from ``qkv`` at build time.
 * ``on_page_content`` turns TeX into MathML at build time (no math JavaScript,
   no web fonts: Chromium renders MathML Core natively). Markdown pages carry
   TeX from pymdownx.arithmatex; notebook pages carry ``$...$`` from nbconvert.
@@ -25,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import figures  # noqa: E402
 import values  # noqa: E402
+import widget_data  # noqa: E402
 
 _VALUE_REF = re.compile(r"\{\{\s*([a-z0-9_]+)\s*\}\}")
 
@@ -85,6 +87,8 @@ def _is_notebook(page) -> bool:
 def on_files(files, config):
     for src_uri, draw in figures.FIGURES.items():
         files.append(File.generated(config, src_uri, content=draw()))
+    for src_uri in widget_data.WIDGET_DATA:
+        files.append(File.generated(config, src_uri, content=widget_data.render(src_uri)))
     return files
 
 

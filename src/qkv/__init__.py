@@ -6,6 +6,7 @@ Small, readable NumPy implementations of the input side of a Transformer
 * ``qkv.embeddings``: token ids -> vectors (a table lookup);
 * ``qkv.positional``: sinusoidal and learned position vectors;
 * ``qkv.attention``: softmax, scaled dot-product attention, masks;
+* ``qkv.training``: learning one head's W_query, W_key, W_value by gradient descent;
 * ``qkv.toy``: the curriculum's small, labelled example data.
 
 Examples
@@ -34,6 +35,14 @@ from qkv.positional import (
     shift_matrix,
     sinusoidal_encoding,
 )
+from qkv.training import (
+    attention_backward,
+    attention_forward,
+    bank_sense_task,
+    init_projections,
+    mse_loss,
+    train,
+)
 
 __version__ = "0.1.0"
 
@@ -58,4 +67,11 @@ __all__ = [
     "scaled_dot_product_attention",
     "causal_mask",
     "self_attention",
+    # training
+    "attention_forward",
+    "attention_backward",
+    "mse_loss",
+    "init_projections",
+    "bank_sense_task",
+    "train",
 ]

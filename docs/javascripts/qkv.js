@@ -1,0 +1,343 @@
+/* qkv site scripts: interactive quizzes and widgets.
+ *
+ * No maths happens here. Widgets show numbers that the qkv library wrote to
+ * data/*.json when the site was built; quizzes read their answers from the
+ * page. Without JavaScript, quizzes stay readable as collapsible answers and
+ * widgets leave a note pointing at the code blocks that print the same data.
+ */
+(function () {
+  "use strict";
+
+  var DECIMALS = 4;
+
+  function fmt(x) {
+    return Number(x).toFixed(DECIMALS);
+  }
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (key) {
+      if (key === "text") node.textContent = attrs[key];
+      else node.setAttribute(key, attrs[key]);
+    });
+    (children || []).forEach(function (child) {
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    });
+    return node;
+  }
+
+  var uid = 0;
+  function nextId(prefix) {
+    uid += 1;
+    return prefix + "-" + uid;
+  }
+
+  function siteBase() {
+    var config = document.getElementById("__config");
+    try {
+      return JSON.parse(config.textContent).base || ".";
+    } catch (error) {
+      return ".";
+    }
+  }
+
+  var cache = {};
+  function loadData(name) {
+    if (!cache[name]) {
+      cache[name] = fetch(siteBase() + "/data/" + name + ".json").then(function (response) {
+        if (!response.ok) throw new Error("cannot load " + name + ".json: HTTP " + response.status);
+        return response.json();
+      });
+    }
+    return cache[name];
+  }
+
+  /* A row of numbers as a small table: header = axis names. */
+  function vectorTable(caption, axes, values, extraClass) {
+    var head = el("tr", {}, axes.map(function (a) { return el("th", { scope: "col", text: a }); }));
+    var body = el("tr", {}, values.map(function (v) { return el("td", { text: fmt(v) }); }));
+    return el("table", { class: "qkv-vector " + (extraClass || "") }, [
+      el("caption", { text: caption }),
+      el("thead", {}, [head]),
+      el("tbody", {}, [body]),
+    ]);
+  }
+
+  function labelled(labelText, control) {
+    var id = nextId("qkv-control");
+    control.id = id;
+    return el("div", { class: "qkv-control" }, [el("label", { for: id, text: labelText }), control]);
+  }
+
+  function select(options, selected) {
+    var node = el("select");
+    options.forEach(function (option) {
+      var item = el("option", { value: option.value, text: option.label });
+      if (String(option.value) === String(selected)) item.selected = true;
+      node.appendChild(item);
+    });
+    return node;
+  }
+
+  /* ------------------------------------------------------------------ *
+   * Widget 1: token -> one-hot and embedding, with nearest neighbours.   *
+   * ------------------------------------------------------------------ */
+  function tokenVector(root, data) {
+    var picker = select(
+      data.vocab.map(function (word, id) { return { value: id, label: word + " (id " + id + ")" }; }),
+      0
+    );
+    var output = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
+    function render() {
+      var id = Number(picker.value);
+      var oneHot = data.vocab.map(function (_, j) { return j === id ? 1 : 0; });
+      var oneHotRow = el("tr", {}, oneHot.map(function (v, j) {
+        return el("td", { class: v ? "qkv-hot" : "", title: data.vocab[j], text: String(v) });
+      }));
+      var oneHotTable = el("table", { class: "qkv-vector qkv-onehot" }, [
+        el("caption", { text: "one-hot encoding of \u201c" + data.vocab[id] + "\u201d (15 numbers, one per vocabulary entry)" }),
+        el("tbody", {}, [oneHotRow]),
+      ]);
+      var neighbours = el("ol", { class: "qkv-neighbours" }, data.neighbours[id].map(function (pair) {
+        return el("li", {}, [el("span", { class: "qkv-word", text: pair[0] }), " ", el("span", { class: "qkv-number", text: fmt(pair[1]) })]);
+      }));
+      output.replaceChildren(
+        oneHotTable,
+        vectorTable("embedding row " + id + " (4 learned numbers)", data.axes, data.embeddings[id], "qkv-embedding"),
+        el("p", { class: "qkv-caption", text: "Nearest neighbours by cosine similarity of the embeddings:" }),
+        neighbours,
+        el("p", { class: "qkv-note", text: "The one-hot vectors of two different tokens always have cosine similarity 0: one-hot says which token, never how alike two tokens are." })
+      );
+    }
+    picker.addEventListener("change", render);
+    root.replaceChildren(labelled("Token", picker), output);
+    render();
+  }
+
+  /* ------------------------------------------------------------------ *
+   * Widget 2: the sinusoidal table as a heatmap; a row; token + position.*
+   * ------------------------------------------------------------------ */
+  function colour(value) {
+    // Diverging: -1 blue, 0 white, +1 red (the figures use the same map).
+    var t = Math.max(-1, Math.min(1, value));
+    var r = t < 0 ? Math.round(255 * (1 + t)) : 255;
+    var b = t > 0 ? Math.round(255 * (1 - t)) : 255;
+    var g = Math.round(255 * (1 - Math.abs(t)));
+    return "rgb(" + r + "," + g + "," + b + ")";
+  }
+
+  function positions(root, data) {
+    var widths = Object.keys(data.tables).map(Number).sort(function (a, b) { return a - b; });
+    var widthPicker = select(widths.map(function (d) { return { value: d, label: "d_model = " + d }; }), 16);
+    var countPicker = select([8, 16, 32, 64].map(function (n) { return { value: n, label: n + " positions" }; }), 32);
+    var row = el("input", { type: "range", min: "0", max: "31", value: "1", step: "1" });
+    var canvas = el("canvas", { class: "qkv-heatmap", width: "640", height: "320", role: "img" });
+    var rowView = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
+
+    function draw() {
+      var d = Number(widthPicker.value);
+      var n = Number(countPicker.value);
+      var table = data.tables[String(d)];
+      row.max = String(n - 1);
+      if (Number(row.value) > n - 1) row.value = String(n - 1);
+      var context = canvas.getContext("2d");
+      var cellW = canvas.width / d;
+      var cellH = canvas.height / n;
+      for (var p = 0; p < n; p += 1) {
+        for (var j = 0; j < d; j += 1) {
+          context.fillStyle = colour(table[p][j]);
+          context.fillRect(j * cellW, p * cellH, Math.ceil(cellW), Math.ceil(cellH));
+        }
+      }
+      var selected = Number(row.value);
+      context.strokeStyle = "#000";
+      context.lineWidth = 2;
+      context.strokeRect(1, selected * cellH + 1, canvas.width - 2, Math.max(cellH - 2, 1));
+      canvas.setAttribute(
+        "aria-label",
+        "Heatmap of the sinusoidal encoding: " + n + " positions (rows, from 0 at the top) by " + d +
+        " dimensions (columns, pair i = 0 at the left, the fastest wave). Position " + selected + " is outlined."
+      );
+      var axes = table[selected].map(function (_, j) { return (j % 2 ? "cos " : "sin ") + "i=" + Math.floor(j / 2); });
+      rowView.replaceChildren(vectorTable("PE(" + selected + "), d_model = " + d, axes, table[selected], "qkv-pe-row"));
+    }
+    canvas.addEventListener("click", function (event) {
+      var box = canvas.getBoundingClientRect();
+      var n = Number(countPicker.value);
+      row.value = String(Math.min(n - 1, Math.floor(((event.clientY - box.top) / box.height) * n)));
+      draw();
+    });
+    [widthPicker, countPicker, row].forEach(function (control) { control.addEventListener("input", draw); });
+    [widthPicker, countPicker].forEach(function (control) { control.addEventListener("change", draw); });
+
+    var sentence = data.sentence;
+    var wordButtons = el("div", { class: "qkv-words", role: "group", "aria-label": "Words of the sentence" });
+    var sumView = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
+    function showWord(index) {
+      Array.prototype.forEach.call(wordButtons.children, function (button, j) {
+        button.setAttribute("aria-pressed", j === index ? "true" : "false");
+      });
+      var word = sentence.words[index];
+      sumView.replaceChildren(
+        vectorTable("token row: \u201c" + word + "\u201d", sentence.axes, sentence.tokens[index], "qkv-token-row"),
+        vectorTable("+ position row: PE(" + index + ")", sentence.axes.map(function (_, j) { return "dim " + j; }), sentence.positions[index], "qkv-position-row"),
+        vectorTable("= z row fed to attention", sentence.axes, sentence.sums[index], "qkv-sum-row")
+      );
+    }
+    sentence.words.forEach(function (word, index) {
+      var button = el("button", { type: "button", class: "md-button", "aria-pressed": "false", text: word + " (pos " + index + ")" });
+      button.addEventListener("click", function () { showWord(index); });
+      wordButtons.appendChild(button);
+    });
+
+    root.replaceChildren(
+      el("div", { class: "qkv-controls" }, [labelled("Width", widthPicker), labelled("Rows", countPicker), labelled("Position", row)]),
+      canvas,
+      rowView,
+      el("p", { class: "qkv-caption", text: "The sentence \u201c" + sentence.words.join(" ") + "\u201d: pick a word to see its token row, its position row and their sum." }),
+      wordButtons,
+      sumView
+    );
+    draw();
+    showWord(1);
+  }
+
+  /* ------------------------------------------------------------------ *
+   * Widget 3: attention weights for the bank sentences, with a scale.    *
+   * ------------------------------------------------------------------ */
+  function attention(root, data) {
+    var sentencePicker = select(data.sentences.map(function (s, i) { return { value: i, label: s.words.join(" ") }; }), 0);
+    var scales = data.scales;
+    var paper = scales.indexOf(String(data.paper_scale));
+    var scale = el("input", { type: "range", min: "0", max: String(scales.length - 1), step: "1", value: String(paper) });
+    var scaleText = el("output", { class: "qkv-number" });
+    var view = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
+    var selectedRow = 1;
+
+    function describe(s) {
+      var value = Number(s);
+      if (value === 1) return "\u00d7 1 (unscaled)";
+      if (value === data.paper_scale) return "\u00d7 " + s + " = 1/\u221ad_k (the paper)";
+      return "\u00d7 " + s + (value > 1 ? " (sharper)" : " (softer)");
+    }
+
+    function render() {
+      var sentence = data.sentences[Number(sentencePicker.value)];
+      var s = scales[Number(scale.value)];
+      var result = sentence.by_scale[s];
+      scaleText.textContent = describe(s);
+      scale.setAttribute("aria-valuetext", describe(s));
+      var header = el("tr", {}, [el("th", { scope: "col", text: "query \u2193 / key \u2192" })].concat(
+        sentence.words.map(function (w) { return el("th", { scope: "col", text: w }); })
+      ));
+      var rows = result.weights.map(function (weights, i) {
+        var rowHeader = el("th", { scope: "row" }, [
+          el("button", { type: "button", class: "qkv-row-button", "aria-pressed": i === selectedRow ? "true" : "false", text: sentence.words[i] }),
+        ]);
+        rowHeader.firstChild.addEventListener("click", function () { selectedRow = i; render(); });
+        return el("tr", { class: i === selectedRow ? "qkv-selected" : "" }, [rowHeader].concat(weights.map(function (w) {
+          var cell = el("td", { text: fmt(w) });
+          cell.style.background = "rgba(63, 81, 181, " + w.toFixed(3) + ")";
+          cell.style.color = w > 0.45 ? "#fff" : "inherit";
+          return cell;
+        })));
+      });
+      view.replaceChildren(
+        el("table", { class: "qkv-attention" }, [
+          el("caption", { text: "Attention weights (each row sums to 1), scores " + describe(s) }),
+          el("thead", {}, [header]),
+          el("tbody", {}, rows),
+        ]),
+        vectorTable("contextual vector of \u201c" + sentence.words[selectedRow] + "\u201d", data.axes, result.outputs[selectedRow], "qkv-context-row")
+      );
+    }
+    sentencePicker.addEventListener("change", render);
+    scale.addEventListener("input", render);
+    root.replaceChildren(
+      el("div", { class: "qkv-controls" }, [labelled("Sentence", sentencePicker), labelled("Score scale", scale), scaleText]),
+      view
+    );
+    render();
+  }
+
+  var WIDGETS = { "token-vector": ["token-vectors", tokenVector], positions: ["positions", positions], attention: ["attention", attention] };
+
+  function mountWidgets() {
+    document.querySelectorAll(".qkv-widget[data-widget]").forEach(function (root) {
+      var spec = WIDGETS[root.getAttribute("data-widget")];
+      if (!spec || root.getAttribute("data-ready")) return;
+      root.setAttribute("data-ready", "loading");
+      loadData(spec[0]).then(function (data) {
+        spec[1](root, data);
+        root.setAttribute("data-ready", "true");
+      }).catch(function (error) {
+        root.setAttribute("data-ready", "error");
+        root.replaceChildren(el("p", { class: "qkv-note", text: "This figure could not load its data (" + error.message + ")." }));
+      });
+    });
+  }
+
+  /* ------------------------------------------------------------------ *
+   * Quizzes: choices become buttons; the explanation opens on answer.    *
+   * ------------------------------------------------------------------ */
+  function mountQuizzes() {
+    document.querySelectorAll(".quiz").forEach(function (quiz, number) {
+      if (quiz.getAttribute("data-ready")) return;
+      var details = quiz.querySelector("details");
+      var list = quiz.querySelector("ul");
+      if (!details || !list) return;
+      var summary = details.querySelector("summary");
+      var match = /Answer:\s*([A-E])/.exec(summary.textContent);
+      if (!match) return;
+      var answer = match[1];
+      var question = quiz.querySelector("p strong");
+      var questionId = nextId("qkv-question");
+      if (question) question.parentElement.id = questionId;
+      var feedback = el("p", { class: "qkv-feedback", role: "status", "aria-live": "polite" });
+      var group = el("div", { class: "qkv-choices", role: "group", "aria-labelledby": questionId });
+      Array.prototype.forEach.call(list.children, function (item) {
+        var text = item.textContent.trim();
+        var letter = text.charAt(0);
+        var button = el("button", { type: "button", class: "qkv-choice", "aria-pressed": "false", "data-letter": letter });
+        while (item.firstChild) button.appendChild(item.firstChild);
+        button.addEventListener("click", function () {
+          group.querySelectorAll("button").forEach(function (b) {
+            b.setAttribute("aria-pressed", b === button ? "true" : "false");
+            b.classList.remove("qkv-right", "qkv-wrong");
+          });
+          var right = letter === answer;
+          button.classList.add(right ? "qkv-right" : "qkv-wrong");
+          feedback.textContent = right ? "Correct: " + answer + "." : "Not quite: you chose " + letter + "; the answer is " + answer + ".";
+          feedback.className = "qkv-feedback " + (right ? "qkv-right" : "qkv-wrong");
+          details.hidden = false;
+          details.open = true;
+        });
+        group.appendChild(button);
+      });
+      list.replaceWith(group);
+      summary.textContent = "Explanation";
+      details.hidden = true; // shown once the reader has answered
+      group.after(feedback);
+      quiz.setAttribute("data-ready", "true");
+    });
+  }
+
+  /* Material builds a <nav> in every code block; give each a distinct name. */
+  var navCount = 0;
+  function labelCodeNavs() {
+    document.querySelectorAll("nav.md-code__nav:not([aria-label])").forEach(function (nav) {
+      navCount += 1;
+      nav.setAttribute("aria-label", "Code block " + navCount + " actions");
+    });
+  }
+
+  function init() {
+    mountQuizzes();
+    mountWidgets();
+    labelCodeNavs();
+    new MutationObserver(labelCodeNavs).observe(document.body, { childList: true, subtree: true });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

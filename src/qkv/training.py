@@ -1,0 +1,446 @@
+"""Learning W_query, W_key, W_value of one attention head by gradient descent.
+
+The hand-picked matrices of ``qkv.toy`` show *what* attention can do; this
+module shows *how* a model finds such matrices: start from random ones,
+measure how wrong the output is, and nudge every matrix entry downhill.
+
+The pieces, in the order a training step uses them:
+
+1. ``attention_forward``: ``Q = X Wq``, ``K = X Wk``, ``V = X Wv``,
+   ``S = Q K^T / sqrt(d_k)``, ``A = softmax(S)``, ``out = A V``; it keeps the
+   intermediates that the backward pass needs;
+2. ``mse_loss``: one number for "how wrong", and its gradient;
+3. ``attention_backward``: the chain rule, by hand, from the output back to
+   the three projection matrices;
+4. ``train``: repeat, ``W <- W - learning_rate * dW``.
+
+The toy task (``bank_sense_task``): in "money bank grows" and "river bank
+flows" the word "bank" has one static vector. The head must learn to make
+bank's *output* row finance-heavy next to "money" and nature-heavy next to
+"river", whatever the verb ("money bank flows" is still about money).
+
+Row-vector convention, as in ``qkv.attention``: one token per row.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from qkv import toy
+from qkv._checks import (
+    as_finite_float_array,
+    check_int,
+    check_min_ndim,
+    check_ndim,
+    check_positive_int,
+    check_real_number,
+)
+from qkv.attention import softmax
+
+__all__ = [
+    "ForwardCache",
+    "attention_forward",
+    "attention_backward",
+    "mse_loss",
+    "init_projections",
+    "BankSenseTask",
+    "bank_sense_task",
+    "TrainResult",
+    "train",
+]
+
+
+class ForwardCache(NamedTuple):
+    """What ``attention_backward`` needs from the forward pass.
+
+    Shapes: ``x`` (..., L, d_model); ``query``, ``key`` (..., L, d_k);
+    ``value`` (..., L, d_v); ``weights`` (..., L, L); ``output`` (..., L, d_v).
+    """
+
+    x: np.ndarray
+    query: np.ndarray
+    key: np.ndarray
+    value: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+    scale: float
+
+
+def _projection(w: Any, name: str, d_model: int, shape_text: str) -> np.ndarray:
+    arr = as_finite_float_array(w, name)
+    check_ndim(arr, name, 2, shape_text)
+    if arr.shape[0] != d_model or arr.shape[1] == 0:
+        raise ValueError(
+            f"{name} must have shape {shape_text} with d_model={d_model} rows and at least "
+            f"one column, got shape {arr.shape}"
+        )
+    return arr
+
+
+def attention_forward(
+    x: Any, w_query: Any, w_key: Any, w_value: Any
+) -> tuple[np.ndarray, ForwardCache]:
+    """One attention head, forward, keeping what the backward pass needs.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., L, d_model)
+        Input rows; leading dimensions are a batch of sentences.
+    w_query, w_key : array_like, shape (d_model, d_k)
+        Query and key projections.
+    w_value : array_like, shape (d_model, d_v)
+        Value projection.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., L, d_v)
+        ``softmax(Q K^T / sqrt(d_k)) V``, the same as ``qkv.self_attention``.
+    cache : ForwardCache
+        The input, Q, K, V, the attention weights, the output and the scale.
+
+    Raises
+    ------
+    TypeError
+        If an input is not numeric.
+    ValueError
+        If an input holds NaN/inf or has the wrong shape (the message names
+        the argument and the expected shape).
+
+    Examples
+    --------
+    >>> from qkv import toy
+    >>> from qkv.training import attention_forward
+    >>> x = toy.bank_sentence(["money", "bank", "grows"])
+    >>> out, cache = attention_forward(x, toy.W_QUERY, toy.W_KEY, toy.W_VALUE)
+    >>> cache.weights[1].round(4).tolist()
+    [0.6652, 0.09, 0.2447]
+    >>> out[1].round(4).tolist()
+    [1.5752, 0.0, 0.1801, 0.2447]
+    """
+    x = as_finite_float_array(x, "x")
+    check_min_ndim(x, "x", 2, "(..., L, d_model)")
+    d_model = x.shape[-1]
+    w_query = _projection(w_query, "w_query", d_model, "(d_model, d_k)")
+    w_key = _projection(w_key, "w_key", d_model, "(d_model, d_k)")
+    w_value = _projection(w_value, "w_value", d_model, "(d_model, d_v)")
+    if w_query.shape[1] != w_key.shape[1]:
+        raise ValueError(
+            "w_query and w_key must have the same number of columns d_k, got "
+            f"{w_query.shape} and {w_key.shape}"
+        )
+    scale = 1.0 / np.sqrt(w_query.shape[1])
+    query = x @ w_query  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
+    key = x @ w_key  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
+    value = x @ w_value  # (..., L, d_model) @ (d_model, d_v) -> (..., L, d_v)
+    scores = (query @ np.swapaxes(key, -1, -2)) * scale  # (..., L, d_k) @ (..., d_k, L) -> (..., L, L)
+    weights = softmax(scores, axis=-1)  # (..., L, L), rows sum to 1
+    output = weights @ value  # (..., L, L) @ (..., L, d_v) -> (..., L, d_v)
+    return output, ForwardCache(x, query, key, value, weights, output, scale)
+
+
+def attention_backward(
+    cache: ForwardCache, d_output: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Gradients of a loss with respect to ``w_query``, ``w_key``, ``w_value``.
+
+    The chain rule, one step of the forward pass at a time, backwards:
+
+    * ``output = A @ V``: ``dA = dout @ V^T`` and ``dV = A^T @ dout``;
+    * ``A = softmax(S)`` row by row: ``dS = A * (dA - sum(dA * A, row))``;
+    * ``S = scale * Q @ K^T``: ``dQ = scale * dS @ K``, ``dK = scale * dS^T @ Q``;
+    * ``Q = X @ Wq`` (and K, V alike): ``dWq = X^T @ dQ``, summed over the batch.
+
+    Parameters
+    ----------
+    cache : ForwardCache
+        From ``attention_forward``.
+    d_output : array_like, shape (..., L, d_v)
+        Gradient of the loss with respect to the output (same shape as it).
+
+    Returns
+    -------
+    d_w_query, d_w_key : numpy.ndarray, shape (d_model, d_k)
+    d_w_value : numpy.ndarray, shape (d_model, d_v)
+
+    Raises
+    ------
+    TypeError
+        If ``cache`` is not a ``ForwardCache`` or ``d_output`` is not numeric.
+    ValueError
+        If ``d_output`` holds NaN/inf or its shape differs from the output's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from qkv import toy
+    >>> from qkv.training import attention_backward, attention_forward
+    >>> x = toy.bank_sentence(["money", "bank", "grows"])
+    >>> out, cache = attention_forward(x, toy.W_QUERY, toy.W_KEY, toy.W_VALUE)
+    >>> d_out = np.zeros_like(out)
+    >>> d_out[1, 0] = 1.0          # how does bank's finance feature change?
+    >>> d_wq, d_wk, d_wv = attention_backward(cache, d_out)
+    >>> d_wq.shape, d_wk.shape, d_wv.shape
+    ((4, 4), (4, 4), (4, 4))
+    >>> d_wq[2].round(4).tolist()  # bank's query row: more finance, more weight on money
+    [0.4244, 0.0, -0.1408, -0.2836]
+    """
+    if not isinstance(cache, ForwardCache):
+        raise TypeError(
+            f"cache must be the ForwardCache returned by attention_forward, got {type(cache).__name__}"
+        )
+    d_output = as_finite_float_array(d_output, "d_output")
+    if d_output.shape != cache.output.shape:
+        raise ValueError(
+            f"d_output must have the output's shape (..., L, d_v) = {cache.output.shape}, "
+            f"got shape {d_output.shape}"
+        )
+    x, query, key, value, weights, _, scale = cache
+    # output = weights @ value
+    d_weights = d_output @ np.swapaxes(value, -1, -2)  # (..., L, d_v) @ (..., d_v, L) -> (..., L, L)
+    d_value = np.swapaxes(weights, -1, -2) @ d_output  # (..., L, L) @ (..., L, d_v) -> (..., L, d_v)
+    # weights = softmax(scores), row-wise Jacobian diag(a) - a a^T applied to each row
+    d_scores = weights * (d_weights - np.sum(d_weights * weights, axis=-1, keepdims=True))
+    # scores = scale * query @ key^T
+    d_query = scale * d_scores @ key  # (..., L, L) @ (..., L, d_k) -> (..., L, d_k)
+    d_key = scale * np.swapaxes(d_scores, -1, -2) @ query  # (..., L, L) @ (..., L, d_k) -> (..., L, d_k)
+    # query = x @ w_query etc.: stack the batch's rows, then (d_model, rows) @ (rows, d_k)
+    rows = x.reshape(-1, x.shape[-1])  # (N * L, d_model)
+
+    def through_projection(d_projected: np.ndarray) -> np.ndarray:
+        return rows.T @ d_projected.reshape(-1, d_projected.shape[-1])
+
+    return through_projection(d_query), through_projection(d_key), through_projection(d_value)
+
+
+def mse_loss(prediction: Any, target: Any) -> tuple[float, np.ndarray]:
+    """Mean squared error and its gradient with respect to ``prediction``.
+
+    Parameters
+    ----------
+    prediction, target : array_like, same shape (at least one entry)
+
+    Returns
+    -------
+    loss : float
+        ``mean((prediction - target) ** 2)``.
+    d_prediction : numpy.ndarray, shape of ``prediction``
+        ``2 * (prediction - target) / prediction.size``.
+
+    Raises
+    ------
+    TypeError
+        If an input is not numeric.
+    ValueError
+        If an input holds NaN/inf, is empty, or the shapes differ.
+
+    Examples
+    --------
+    >>> from qkv.training import mse_loss
+    >>> loss, grad = mse_loss([1.0, 3.0], [0.0, 0.0])
+    >>> loss, grad.tolist()
+    (5.0, [1.0, 3.0])
+    """
+    prediction = as_finite_float_array(prediction, "prediction")
+    target = as_finite_float_array(target, "target")
+    if prediction.shape != target.shape:
+        raise ValueError(
+            f"prediction and target must have the same shape, got {prediction.shape} "
+            f"and {target.shape}"
+        )
+    if prediction.size == 0:
+        raise ValueError("prediction and target must not be empty")
+    error = prediction - target
+    return float(np.mean(error**2)), 2.0 * error / error.size
+
+
+def init_projections(
+    d_model: int, d_k: int, d_v: int | None = None, *, seed: int = 0, scale: float = 0.3
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random starting matrices ``w_query``, ``w_key``, ``w_value``.
+
+    Entries are drawn from a normal distribution with standard deviation
+    ``scale`` by ``np.random.default_rng(seed)``, in the order query, key,
+    value: the same seed gives the same matrices.
+
+    Parameters
+    ----------
+    d_model, d_k : int
+        Input width and query/key width.
+    d_v : int, optional
+        Value width; defaults to ``d_model`` (the output reads in the input's features).
+    seed : int, default 0
+    scale : float, default 0.3
+
+    Returns
+    -------
+    w_query, w_key : numpy.ndarray, shape (d_model, d_k)
+    w_value : numpy.ndarray, shape (d_model, d_v)
+
+    Examples
+    --------
+    >>> from qkv.training import init_projections
+    >>> w_query, w_key, w_value = init_projections(4, 2, seed=0)
+    >>> w_query.round(4).tolist()
+    [[0.0377, -0.0396], [0.1921, 0.0315], [-0.1607, 0.1085], [0.3912, 0.2841]]
+    >>> w_value.shape
+    (4, 4)
+    """
+    d_model = check_positive_int(d_model, "d_model")
+    d_k = check_positive_int(d_k, "d_k")
+    d_v = d_model if d_v is None else check_positive_int(d_v, "d_v")
+    seed = check_int(seed, "seed")
+    scale = check_real_number(scale, "scale")
+    if scale <= 0:
+        raise ValueError(f"scale must be positive, got {scale}")
+    rng = np.random.default_rng(seed)
+    w_query = rng.normal(scale=scale, size=(d_model, d_k))
+    w_key = rng.normal(scale=scale, size=(d_model, d_k))
+    w_value = rng.normal(scale=scale, size=(d_model, d_v))
+    return w_query, w_key, w_value
+
+
+class BankSenseTask(NamedTuple):
+    """Training data: sentences, their input rows, which row is scored, and its target."""
+
+    sentences: tuple[tuple[str, ...], ...]
+    x: np.ndarray  # (N, L, d_model)
+    rows: np.ndarray  # (N,): the position of "bank" in each sentence
+    targets: np.ndarray  # (N, d_v): what bank's output row should be
+
+
+# Target for bank's output row, in toy.BANK_AXES (finance, nature, ambiguous-noun, verb):
+# half its own noun feature, half the sense that the sentence's noun gives it.
+_SENSE = {"money": (1.0, 0.0, 1.0, 0.0), "river": (0.0, 1.0, 1.0, 0.0)}
+
+
+def bank_sense_task() -> BankSenseTask:
+    """The toy task: make "bank" take the sense of the noun next to it.
+
+    Four sentences, every noun with every verb: "money bank grows", "money
+    bank flows", "river bank grows", "river bank flows". The target for
+    bank's output row is ``[1, 0, 1, 0]`` (finance-heavy) after "money" and
+    ``[0, 1, 1, 0]`` (nature-heavy) after "river"; the verb is a distractor.
+    No other row is scored. (No positions are added, so reordering a
+    sentence would not change bank's row; four sentences are enough.)
+
+    Returns
+    -------
+    BankSenseTask
+        ``sentences`` (4 tuples of words), ``x`` of shape (4, 3, 4),
+        ``rows`` of shape (4,) (all 1: bank is the middle word) and
+        ``targets`` of shape (4, 4).
+
+    Examples
+    --------
+    >>> from qkv.training import bank_sense_task
+    >>> task = bank_sense_task()
+    >>> [" ".join(s) for s in task.sentences]
+    ['money bank grows', 'money bank flows', 'river bank grows', 'river bank flows']
+    >>> task.x.shape, task.rows.tolist(), task.targets[2].tolist()
+    ((4, 3, 4), [1, 1, 1, 1], [0.0, 1.0, 1.0, 0.0])
+    """
+    sentences = tuple((noun, "bank", verb) for noun in ("money", "river") for verb in ("grows", "flows"))
+    x = np.stack([toy.bank_sentence(words) for words in sentences])  # (4, 3, 4)
+    rows = np.array([words.index("bank") for words in sentences])
+    targets = np.array([_SENSE[words[0]] for words in sentences])
+    return BankSenseTask(sentences, x, rows, targets)
+
+
+class TrainResult(NamedTuple):
+    """The learned matrices and the loss before each step (and after the last)."""
+
+    w_query: np.ndarray
+    w_key: np.ndarray
+    w_value: np.ndarray
+    losses: np.ndarray  # (steps + 1,): losses[0] at the random start, losses[-1] at the end
+
+
+def train(
+    x: Any,
+    rows: Any,
+    targets: Any,
+    *,
+    d_k: int = 4,
+    steps: int = 500,
+    learning_rate: float = 1.0,
+    seed: int = 0,
+) -> TrainResult:
+    """Learn one head's projections by plain gradient descent.
+
+    Each step runs the head on every sentence, scores the output row
+    ``rows[n]`` of sentence ``n`` against ``targets[n]`` with ``mse_loss``,
+    and moves each matrix against its gradient. Deterministic: the start is
+    ``init_projections(d_model, d_k, d_v, seed=seed)`` and there is no
+    sampling.
+
+    Parameters
+    ----------
+    x : array_like, shape (N, L, d_model)
+        N sentences of equal length L.
+    rows : array_like of int, shape (N,)
+        Which output row of each sentence is scored, in ``0 .. L - 1``.
+    targets : array_like, shape (N, d_v)
+        What that output row should be.
+    d_k : int, default 4
+    steps : int, default 500
+    learning_rate : float, default 1.0
+    seed : int, default 0
+
+    Returns
+    -------
+    TrainResult
+        ``w_query``, ``w_key`` (d_model, d_k), ``w_value`` (d_model, d_v)
+        and ``losses`` of shape (steps + 1,).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For inputs of the wrong type or shape; the message names the argument.
+
+    Examples
+    --------
+    >>> from qkv.training import bank_sense_task, train
+    >>> task = bank_sense_task()
+    >>> result = train(task.x, task.rows, task.targets, seed=0)
+    >>> round(float(result.losses[0]), 4), round(float(result.losses[-1]), 6)
+    (0.4584, 0.000113)
+    """
+    x = as_finite_float_array(x, "x")
+    check_ndim(x, "x", 3, "(N, L, d_model)")
+    n_sentences, length, d_model = x.shape
+    if n_sentences == 0 or length == 0 or d_model == 0:
+        raise ValueError(f"x must have shape (N, L, d_model) with no zero dimension, got {x.shape}")
+    rows_arr = np.asarray(rows)
+    if rows_arr.dtype.kind not in "iu":
+        raise TypeError(f"rows must be integers (positions), got an array of dtype {rows_arr.dtype}")
+    if rows_arr.shape != (n_sentences,):
+        raise ValueError(f"rows must have shape (N,) = ({n_sentences},), got shape {rows_arr.shape}")
+    if np.any((rows_arr < 0) | (rows_arr >= length)):
+        raise ValueError(f"rows must be positions in 0 .. {length - 1} (L={length}), got {rows_arr.tolist()}")
+    targets = as_finite_float_array(targets, "targets")
+    check_ndim(targets, "targets", 2, "(N, d_v)")
+    if targets.shape[0] != n_sentences or targets.shape[1] == 0:
+        raise ValueError(f"targets must have shape (N, d_v) with N={n_sentences}, got shape {targets.shape}")
+    steps = check_positive_int(steps, "steps")
+    learning_rate = check_real_number(learning_rate, "learning_rate")
+    if learning_rate <= 0:
+        raise ValueError(f"learning_rate must be positive, got {learning_rate}")
+
+    w_query, w_key, w_value = init_projections(d_model, d_k, targets.shape[1], seed=seed)
+    sentence = np.arange(n_sentences)
+    losses = []
+    for _ in range(steps + 1):
+        output, cache = attention_forward(x, w_query, w_key, w_value)  # (N, L, d_v)
+        loss, d_scored = mse_loss(output[sentence, rows_arr], targets)  # scored rows: (N, d_v)
+        losses.append(loss)
+        if len(losses) > steps:
+            break  # the last pass only measures the final loss
+        d_output = np.zeros_like(output)
+        d_output[sentence, rows_arr] = d_scored  # rows that are not scored get no gradient
+        d_w_query, d_w_key, d_w_value = attention_backward(cache, d_output)
+        w_query = w_query - learning_rate * d_w_query
+        w_key = w_key - learning_rate * d_w_key
+        w_value = w_value - learning_rate * d_w_value
+    return TrainResult(w_query, w_key, w_value, np.array(losses))
