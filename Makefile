@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test lock clean
+.PHONY: install serve build test bench lock clean
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ build: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# Lighthouse budgets of the chapter pages: prints a table (not part of make test).
+bench: $(STAMP)
+	$(PY) tests/bench_budgets.py
 
 # Regenerate the constraints (the lock) from the current environment.
 # PyTorch is left out: .ci/run pins it (the CPU build) on its own.

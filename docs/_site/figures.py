@@ -114,6 +114,7 @@ def _annotated_heatmap(ax: plt.Axes, weights: np.ndarray, rows: list[str], cols:
 def attention_heatmaps() -> str:
     """Attention weights of the toy head in both bank sentences."""
     fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.4))
+    fig.subplots_adjust(wspace=0.35)
     for ax, words in zip(axes, (["money", "bank", "grows"], ["river", "bank", "flows"])):
         image = _annotated_heatmap(ax, _bank_weights(words), words, words)
         ax.set_title(" ".join(words))
@@ -140,6 +141,7 @@ def softmax_saturation(num_rows: int = 2000, num_keys: int = 8) -> str:
             shares[name].append(float(np.mean(a.max(axis=1) > 0.99)))
             sizes[name].append(float(np.median(np.linalg.norm(jacobian, axis=(1, 2)))))
     fig, (left, right) = plt.subplots(1, 2, figsize=(8.4, 3.4))
+    fig.subplots_adjust(wspace=0.4)
     for name, marker in (("scaled by 1/sqrt(d_k)", "o"), ("unscaled", "s")):
         left.plot(dims, shares[name], marker=marker, label=name)
         right.plot(dims, sizes[name], marker=marker, label=name)
@@ -151,7 +153,7 @@ def softmax_saturation(num_rows: int = 2000, num_keys: int = 8) -> str:
     left.set_ylabel("share of rows with a weight > 0.99")
     left.set_title("Softmax saturates without scaling")
     right.set_yscale("log")
-    right.set_ylabel("median size of softmax Jacobian (log)")
+    right.set_ylabel("median softmax Jacobian size (log)")
     right.set_title("... and its gradient vanishes")
     left.legend(loc="upper left")
     return _to_svg(fig)

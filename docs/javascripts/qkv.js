@@ -318,6 +318,7 @@
       summary.textContent = "Explanation";
       details.hidden = true; // shown once the reader has answered
       group.after(feedback);
+      quiz.setAttribute("data-answer", answer);
       quiz.setAttribute("data-ready", "true");
     });
   }

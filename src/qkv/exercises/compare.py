@@ -108,7 +108,9 @@ def expect_shape(
     mistakes = identify(actual, variants)
     if not mistakes and len(shape) == 2 and actual.shape == shape[::-1] and shape[0] != shape[1]:
         mistakes = ("transposed",)
-    raise CheckFailed(f"expected {what} to have shape {shape}, got shape {actual.shape}", mistakes=mistakes)
+    raise CheckFailed(
+        f"expected {what} to have shape {shape}, got shape {actual.shape}", mistakes=mistakes
+    )
 
 
 def expect_close(

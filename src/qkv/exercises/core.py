@@ -260,30 +260,32 @@ class Report:
     def format(self) -> str:
         """The full report: a header, one block per check, a summary."""
         ex = self.exercise
-        where = f" in {self.source}" if self.source else ""
-        lines = [f"Exercise {ex.number} ({ex.name}): {ex.title}; checking the functions{where}"]
+        lines = [f"Checking exercise {ex.number} ({ex.name}): {ex.title}"]
+        if self.source:
+            lines.append(f"File: {self.source}")
         required = [r for r in self.results if not r.optional]
         stretch = [r for r in self.results if r.optional]
         lines += [r.format() for r in required]
         if stretch:
-            lines.append("Stretch (optional; checked only once you write it):")
+            lines.append("Stretch (optional; its checks count once you write it):")
             lines += [r.format() for r in stretch]
         lines.append(self._summary(required, stretch))
         return "\n".join(lines)
 
-    @staticmethod
-    def _summary(required: list[CheckResult], stretch: list[CheckResult]) -> str:
+    def _summary(self, required: list[CheckResult], stretch: list[CheckResult]) -> str:
+        optional = {f.name for f in self.exercise.functions if f.optional}
+        total = sum(c.function not in optional for c in self.exercise.checks)
         passed = sum(r.status == "PASS" for r in required)
-        text = f"{passed} of {len(required)} checks passed"
+        text = f"{passed} of {total} checks passed"
         if stretch:
-            done = [r for r in stretch if r.status != "SKIP"]
-            if done:
-                text += f"; stretch: {sum(r.status == 'PASS' for r in done)} of {len(done)} passed"
+            if all(r.status == "SKIP" for r in stretch):
+                text += "; stretch not attempted"
             else:
-                text += "; stretch: not attempted"
-        failed = sum(r.status == "FAIL" for r in required + stretch)
-        verdict = "all done." if failed == 0 else "fix the first FAIL above and run the check again."
-        return f"Result: {text}: {verdict}"
+                n_stretch = sum(c.function in optional for c in self.exercise.checks)
+                text += f"; stretch: {sum(r.status == 'PASS' for r in stretch)} of {n_stretch} passed"
+        if self.passed:
+            return f"Result: {text}. All done."
+        return f"Result: {text}. Fix the first FAIL above and run the check again."
 
     def __repr__(self) -> str:
         state = "passed" if self.passed else f"{len(self.failures)} failed"
@@ -304,7 +306,14 @@ def _run_function(spec: FunctionSpec, fn: Any, checks: list[Check]) -> list[Chec
         return [result(f"{spec.name}: missing; define {spec.signature}", "FAIL", not_run)]
     if not callable(fn):
         kind = type(fn).__name__
-        return [result(f"{spec.name}: is a {kind}, not a function; define {spec.signature}", "FAIL")]
+        return [
+            result(
+                f"{spec.name}: not a function; define {spec.signature}",
+                "FAIL",
+                f"{spec.name} is a value of type {kind}",
+                not_run,
+            )
+        ]
 
     results: list[CheckResult] = []
     for n, check in enumerate(checks):

@@ -26,7 +26,7 @@ from qkv import toy
 from qkv.embeddings import embed as reference_embed
 from qkv.embeddings import one_hot as reference_one_hot
 from qkv.exercises.compare import Variant, as_array, expect_close, expect_shape, fmt_row
-from qkv.exercises.core import CheckFailed, CheckList, Exercise, FunctionSpec, call
+from qkv.exercises.core import CheckFailed, CheckList, Exercise, FunctionSpec, LearnerRaised, call
 from qkv.positional import sinusoidal_encoding
 
 __all__ = ["EXERCISE", "pe_variant", "pe_variants"]
@@ -184,7 +184,9 @@ def _expect_pe(fn: Fn, seq_len: int, d_model: int) -> None:
     )
 
 
-@checks.add("sinusoidal_pe", "sinusoidal_pe(4, 6) matches the worked example (row 1 starts 0.8415, 0.5403)")
+@checks.add(
+    "sinusoidal_pe", "sinusoidal_pe(4, 6) matches the worked example (row 1 starts 0.8415, 0.5403)"
+)
 def _pe_small(fn: Fn) -> None:
     _expect_pe(fn, 4, 6)
 
@@ -198,10 +200,12 @@ def _pe_large(fn: Fn) -> None:
 def _pe_odd(fn: Fn) -> None:
     try:
         out = call(fn, 3, 5)
-    except Exception as exc:  # LearnerRaised
-        error = exc.error  # type: ignore[attr-defined]
+    except LearnerRaised as raised:
+        error = raised.error
         if not isinstance(error, ValueError):
-            raise
+            raise CheckFailed(
+                f"expected ValueError for odd d_model=5, but it {raised.describe()}"
+            ) from None
         if "broadcast" in str(error):
             raise CheckFailed(
                 f"the ValueError came from NumPy ({error}), not from a check of d_model",
@@ -249,10 +253,15 @@ def _build_values(fn: Fn) -> None:
     variants = _build_variants(ids, sinusoidal_encoding(5, _D))
     variants += [(keys, x + wrong) for keys, wrong in pe_variants(5, _D)]
     variants.append((("pe-by-token-id",), x + sinusoidal_encoding(_VOCAB_SIZE, _D)[ids]))
+    written = _table()
+    written[ids] += sinusoidal_encoding(5, _D)  # what `E[ids] += pe; return E[ids]` gives
+    variants.append((("mutated-E",), written[ids]))
     expect_close(out, x + sinusoidal_encoding(5, _D), "build_input(ids, E)", variants)
 
 
-def _expect_unchanged(name: str, before: np.ndarray, after: np.ndarray, mistakes: tuple[str, ...]) -> None:
+def _expect_unchanged(
+    name: str, before: np.ndarray, after: np.ndarray, mistakes: tuple[str, ...]
+) -> None:
     if np.array_equal(before, after):
         return
     row = int(np.argwhere(before != after)[0][0])

@@ -1,0 +1,84 @@
+"""The ``qkv-exercise`` command.
+
+Examples
+--------
+>>> from qkv.exercises.cli import main
+>>> main(["list"])
+input-layer     Exercise 1: the input layer (token ids -> vectors + positions)
+                write: one_hot(token_ids, vocab_size), embed(token_ids, E), sinusoidal_pe(seq_len, d_model), build_input(token_ids, E, pe=None)
+attention-head  Exercise 2: one attention head (softmax, scaled dot-product attention)
+                write: softmax(x, axis=-1), attention(Q, K, V, mask=None); stretch: attention_backward(Q, K, V, d_output)
+<BLANKLINE>
+Get a template:   qkv-exercise starter input-layer > my_input_layer.py
+Check your file:  qkv-exercise check input-layer my_input_layer.py
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from qkv.exercises import EXERCISES, check, get_exercise, starter
+from qkv.exercises.core import Exercise
+
+__all__ = ["main"]
+
+USAGE_ERROR = 2
+
+
+def _signatures(ex: Exercise) -> str:
+    required = ", ".join(f.signature for f in ex.functions if not f.optional)
+    stretch = ", ".join(f.signature for f in ex.functions if f.optional)
+    return required + (f"; stretch: {stretch}" if stretch else "")
+
+
+def _list() -> int:
+    width = max(len(name) for name in EXERCISES)
+    for ex in EXERCISES.values():
+        print(f"{ex.name:<{width}}  Exercise {ex.number}: {ex.title}")
+        print(f"{'':<{width}}  write: {_signatures(ex)}")
+    print()
+    print("Get a template:   qkv-exercise starter input-layer > my_input_layer.py")
+    print("Check your file:  qkv-exercise check input-layer my_input_layer.py")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="qkv-exercise",
+        description="Practice exercises for qkv: get a starter template, then check your functions.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.add_parser("list", help="list the exercises and the functions each asks for")
+    show = commands.add_parser("starter", help="print an exercise's starter template")
+    show.add_argument("exercise", help="exercise name, e.g. input-layer")
+    run = commands.add_parser("check", help="check the functions in FILE; exit 0 when all pass")
+    run.add_argument("exercise", help="exercise name, e.g. input-layer")
+    run.add_argument("file", help="your Python file")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status.
+
+    0: every check passed (or ``list``/``starter`` worked); 1: a check
+    failed; 2: usage error (unknown exercise, missing file).
+    """
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "list":
+            return _list()
+        if args.command == "starter":
+            sys.stdout.write(starter(args.exercise))
+            return 0
+        get_exercise(args.exercise)  # a bad name is a usage error, before loading the file
+        return check(args.exercise, args.file).exit_code
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"qkv-exercise: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,383 @@
+"""The practice-exercise checker: right answers pass, classic mistakes are named.
+
+The learner files live in ``tests/exercise_files/``: one reference solution
+per exercise and, for each classic mistake, an implementation that makes
+exactly that mistake. The command line is exercised through the real
+``qkv-exercise`` console script (installed by ``pip install -e .``).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import runpy
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import qkv
+from qkv.exercises import EXERCISES, check, get_exercise, run, starter
+from qkv.exercises.attention_head import _MASK, _data, weight_variants
+from qkv.exercises.input_layer import pe_variant, pe_variants
+from qkv.exercises.mistakes import MISTAKES, describe
+
+FILES = Path(__file__).parent / "exercise_files"
+SCRIPT = Path(sys.executable).parent / "qkv-exercise"
+
+SOLUTIONS = {
+    "input-layer": FILES / "input_layer_solution.py",
+    "attention-head": FILES / "attention_head_solution.py",
+}
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """Run the installed console script."""
+    if not SCRIPT.exists():
+        pytest.fail(
+            f"console script {SCRIPT} not found: run `pip install -c constraints.txt -e '.[docs,test]'`",
+            pytrace=False,
+        )
+    return subprocess.run([str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def namespace_of(path: Path) -> dict:
+    """What a notebook's globals() would hold after running the learner's cells."""
+    return runpy.run_path(str(path))
+
+
+def n_checks(name: str, *, optional: bool) -> int:
+    ex = get_exercise(name)
+    wanted = {f.name for f in ex.functions if f.optional == optional}
+    return sum(c.function in wanted for c in ex.checks)
+
+
+# --- reference solutions pass -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(SOLUTIONS))
+def test_reference_solution_passes_via_console_script(name):
+    result = cli("check", name, SOLUTIONS[name])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "FAIL" not in result.stdout
+    assert result.stdout.rstrip().endswith("All done.")
+    total = n_checks(name, optional=False) + n_checks(name, optional=True)
+    assert result.stdout.count("\nPASS  ") == total
+
+
+@pytest.mark.parametrize("name", list(SOLUTIONS))
+def test_reference_solution_passes_in_process(name):
+    out = io.StringIO()
+    report = check(name, namespace_of(SOLUTIONS[name]), file=out)
+    assert report.passed and report.exit_code == 0
+    assert report.mistakes == set()
+    assert "FAIL" not in out.getvalue()
+    assert all(r.status == "PASS" for r in report.results)
+
+
+def test_in_process_check_accepts_a_path_a_module_and_an_alias():
+    assert run(1, str(SOLUTIONS["input-layer"])).passed
+    module = types.ModuleType("learner")
+    exec(SOLUTIONS["attention-head"].read_text(), vars(module))
+    assert run("attention_head", module).passed
+
+
+def test_the_qkv_reference_implementations_pass():
+    ns = {
+        "one_hot": qkv.one_hot,
+        "embed": qkv.embed,
+        "sinusoidal_pe": qkv.sinusoidal_encoding,
+        "build_input": lambda ids, E, pe=None: qkv.embed(ids, E)
+        + (qkv.sinusoidal_encoding(len(ids), E.shape[1]) if pe is None else qkv.positional_rows(pe, len(ids))),
+    }
+    assert run("input-layer", ns).passed
+
+
+# --- starter templates -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_starter_command_prints_the_template(name):
+    result = cli("starter", name)
+    assert result.returncode == 0
+    assert result.stdout == starter(name)
+    compile(result.stdout, f"{name}.py", "exec")  # valid Python
+    ns: dict = {}
+    exec(result.stdout, ns)
+    for spec in get_exercise(name).functions:
+        assert callable(ns[spec.name]), spec.name
+        assert f"check {name} this_file.py" in result.stdout
+        assert f'check("{name}", globals())' in result.stdout
+
+
+@pytest.mark.parametrize("name", list(EXERCISES))
+def test_starter_template_fails_with_not_implemented(name, tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text(cli("starter", name).stdout)
+    result = cli("check", name, path)
+    assert result.returncode == 1
+    for spec in get_exercise(name).functions:
+        if spec.optional:
+            assert f"SKIP  {spec.name}: not attempted yet (optional stretch, skipped)" in result.stdout
+        else:
+            assert f"FAIL  {spec.name}: not implemented yet" in result.stdout
+    assert "raised NotImplementedError" in result.stdout
+    assert f"Result: 0 of {n_checks(name, optional=False)} checks passed" in result.stdout
+
+
+# --- every classic mistake is rejected and named ------------------------------
+
+# (exercise, file, mistake, substrings of the titles of the checks that name it)
+MISTAKE_CASES = [
+    (
+        "input-layer",
+        "input_layer_sin_cos_swapped.py",
+        "sin-cos-swapped",
+        ["sinusoidal_pe(4, 6) matches", "sinusoidal_pe(60, 512)", "build_input(ids, E) equals"],
+    ),
+    (
+        "input-layer",
+        "input_layer_exponent_i_over_d.py",
+        "exponent-i-over-d",
+        ["sinusoidal_pe(4, 6) matches", "sinusoidal_pe(60, 512)", "build_input(ids, E) equals"],
+    ),
+    (
+        "input-layer",
+        "input_layer_dimension_index.py",
+        "dimension-index-exponent",
+        ["sinusoidal_pe(4, 6) matches", "sinusoidal_pe(60, 512)", "build_input(ids, E) equals"],
+    ),
+    (
+        "input-layer",
+        "input_layer_positions_from_1.py",
+        "positions-from-1",
+        ["sinusoidal_pe(4, 6) matches", "sinusoidal_pe(60, 512)", "build_input(ids, E) equals"],
+    ),
+    (
+        "input-layer",
+        "input_layer_halves_layout.py",
+        "halves-layout",
+        ["sinusoidal_pe(4, 6) matches", "sinusoidal_pe(60, 512)", "build_input(ids, E) equals"],
+    ),
+    (
+        "input-layer",
+        "input_layer_concatenate.py",
+        "concatenated",
+        ["build_input(ids, E) has shape", "build_input(ids, E) equals", "build_input(ids, E, pe)"],
+    ),
+    (
+        "input-layer",
+        "input_layer_mutates_E.py",
+        "mutated-E",
+        ["build_input(ids, E) equals", "build_input(ids, E) leaves E unchanged", "build_input(ids, E, pe)"],
+    ),
+    (
+        "attention-head",
+        "attention_head_naive_softmax.py",
+        "naive-softmax",
+        ["softmax([1000, 1001, 1002])", "softmax([-1000, -1001, -1002])", "attention(1000 * Q, K, V)"],
+    ),
+    (
+        "attention-head",
+        "attention_head_no_scale.py",
+        "no-scale",
+        ["weights = softmax(Q @ K.T / sqrt(d_k))", "bank example", "attention(Q, K, V, mask)"],
+    ),
+    (
+        "attention-head",
+        "attention_head_wrong_axis.py",
+        "wrong-axis",
+        [
+            "weights = softmax(Q @ K.T / sqrt(d_k))",
+            "bank example",
+            "attention(Q, K, V, mask)",
+            "attention(1000 * Q, K, V)",
+        ],
+    ),
+]
+CASE_IDS = [case[2] for case in MISTAKE_CASES]
+
+
+@pytest.mark.parametrize("name, filename, mistake, caught_by", MISTAKE_CASES, ids=CASE_IDS)
+def test_classic_mistake_is_rejected_and_named(name, filename, mistake, caught_by):
+    report = run(name, namespace_of(FILES / filename))
+    assert not report.passed
+    # Exactly this mistake is named, by exactly the expected checks ...
+    assert report.mistakes == {mistake}
+    naming = [r.title for r in report.results if mistake in r.mistakes]
+    assert len(naming) == len(caught_by)
+    for part, title in zip(caught_by, naming):
+        assert part in title
+    # ... and every failed required check names it.
+    assert all(mistake in r.mistakes for r in report.failures if not r.optional)
+
+
+@pytest.mark.parametrize("name, filename, mistake, caught_by", MISTAKE_CASES, ids=CASE_IDS)
+def test_classic_mistake_via_console_script(name, filename, mistake, caught_by):
+    result = cli("check", name, FILES / filename)
+    assert result.returncode == 1
+    assert f"classic mistake: {MISTAKES[mistake].name}." in result.stdout
+    assert describe(mistake) in result.stdout
+    assert "expected" in result.stdout  # what was expected is always said
+
+
+def test_a_mistake_in_sinusoidal_pe_shows_the_expected_row():
+    out = cli("check", "input-layer", FILES / "input_layer_positions_from_1.py").stdout
+    assert "expected PE[0, 0] = 0.0000, got 0.8415 (24 of 24 entries differ)" in out
+    assert "row 0 expected [0.0000, 1.0000, 0.0000, 1.0000, 0.0000, 1.0000]" in out
+
+
+def test_concatenation_reports_the_shape():
+    out = cli("check", "input-layer", FILES / "input_layer_concatenate.py").stdout
+    assert "expected build_input(ids, E) to have shape (5, 4), got shape (5, 8)" in out
+
+
+def test_every_classic_mistake_of_the_brief_has_a_file():
+    brief = {
+        "sin-cos-swapped", "exponent-i-over-d", "dimension-index-exponent", "positions-from-1",
+        "halves-layout", "concatenated", "mutated-E", "naive-softmax", "no-scale", "wrong-axis",
+    }  # fmt: skip
+    assert brief == set(CASE_IDS)
+    assert brief <= set(MISTAKES)
+
+
+# --- missing functions, functions that raise, files that do not run ----------
+
+
+def test_missing_function_is_a_clear_failure():
+    result = cli("check", "input-layer", FILES / "input_layer_missing_function.py")
+    assert result.returncode == 1
+    assert "FAIL  build_input: missing; define build_input(token_ids, E, pe=None)" in result.stdout
+    assert "its 4 checks were not run" in result.stdout
+    assert result.stdout.count("\nPASS  ") == 9  # the other three functions are still checked
+
+
+def test_function_that_raises_is_reported_with_the_exception():
+    result = cli("check", "input-layer", FILES / "input_layer_raises.py")
+    assert result.returncode == 1
+    assert (
+        "raised IndexError: index 12 is out of bounds for axis 1 with size 4 "
+        "(line 14 of input_layer_raises.py, in embed)"
+    ) in result.stdout
+    assert "FAIL  embed(ids, E) has shape (L, d) = (5, 4)" in result.stdout
+
+
+def test_file_that_does_not_run_is_reported():
+    result = cli("check", "input-layer", FILES / "input_layer_syntax_error.py")
+    assert result.returncode == 1
+    assert "FAIL  could not run input_layer_syntax_error.py" in result.stdout
+    assert "SyntaxError: expected ':' (line 3 of input_layer_syntax_error.py)" in result.stdout
+
+
+def test_not_a_function_and_returns_none():
+    ns = namespace_of(SOLUTIONS["input-layer"]) | {"one_hot": 3, "embed": lambda ids, E: None}
+    out = io.StringIO()
+    report = check("input-layer", ns, file=out)
+    text = out.getvalue()
+    assert not report.passed
+    assert "FAIL  one_hot: not a function; define one_hot(token_ids, vocab_size)" in text
+    assert "one_hot is a value of type int" in text
+    assert "embed returned None: did you forget the `return` line?" in text
+
+
+def test_odd_d_model_must_raise_value_error():
+    ns = namespace_of(SOLUTIONS["input-layer"])
+    ns["sinusoidal_pe"] = lambda seq_len, d_model: np.zeros((seq_len, d_model))
+    report = run("input-layer", ns)
+    failed = [r for r in report.failures if "raises ValueError" in r.title]
+    assert failed and "expected ValueError for odd d_model=5" in failed[0].details[0]
+
+
+# --- the stretch goal ---------------------------------------------------------
+
+
+def test_stretch_is_optional_when_not_written():
+    result = cli("check", "attention-head", FILES / "attention_head_no_stretch.py")
+    assert result.returncode == 0
+    assert "SKIP  attention_backward: not defined (optional stretch, skipped)" in result.stdout
+    assert "stretch not attempted. All done." in result.stdout
+
+
+def test_stretch_stub_still_raising_not_implemented_is_skipped():
+    stub: dict = {}
+    exec(starter("attention-head"), stub)
+    ns = namespace_of(SOLUTIONS["attention-head"]) | {"attention_backward": stub["attention_backward"]}
+    report = run("attention-head", ns)
+    assert report.passed
+    assert [r.status for r in report.results if r.optional] == ["SKIP"]
+
+
+def test_wrong_stretch_fails_the_run_once_written():
+    result = cli("check", "attention-head", FILES / "attention_head_backward_wrong.py")
+    assert result.returncode == 1
+    assert "FAIL  dQ matches central finite differences" in result.stdout
+    assert "PASS  dK matches central finite differences" in result.stdout
+    required = n_checks("attention-head", optional=False)
+    assert f"{required} of {required} checks passed; stretch: 3 of 4 passed." in result.stdout
+
+
+# --- the command line ---------------------------------------------------------
+
+
+def test_list_names_every_exercise():
+    result = cli("list")
+    assert result.returncode == 0
+    for ex in EXERCISES.values():
+        assert ex.name in result.stdout
+        for spec in ex.functions:
+            assert spec.signature in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("check", "no-such", "x.py"), "unknown exercise 'no-such'"),
+        (("starter", "no-such"), "unknown exercise 'no-such'"),
+        (("check", "input-layer", "does/not/exist.py"), "no such file"),
+    ],
+)
+def test_usage_errors_exit_2(args, message):
+    result = cli(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def test_notebook_path_points_to_the_in_notebook_call(tmp_path):
+    notebook = tmp_path / "mine.ipynb"
+    notebook.write_text("{}")
+    result = cli("check", "input-layer", notebook)
+    assert result.returncode == 2
+    assert 'check("input-layer", globals())' in result.stderr
+
+
+# --- the wrong variants themselves ------------------------------------------------
+
+
+def test_pe_variant_without_mistakes_is_the_reference():
+    for seq_len, d_model in [(4, 6), (60, 512), (5, 4)]:
+        assert np.allclose(pe_variant(seq_len, d_model), qkv.sinusoidal_encoding(seq_len, d_model))
+
+
+@pytest.mark.parametrize("seq_len, d_model", [(4, 6), (60, 512), (5, 4)])
+def test_pe_variants_are_all_distinguishable(seq_len, d_model):
+    tables = [qkv.sinusoidal_encoding(seq_len, d_model)] + [t for _, t in pe_variants(seq_len, d_model)]
+    assert len(tables) == 24  # 2 (swap) x 3 (exponent) x 2 (start) x 2 (layout)
+    for a, b in itertools.combinations(tables, 2):
+        assert not np.allclose(a, b, atol=1e-6)
+
+
+def test_curriculum_halves_example():
+    assert pe_variant(2, 4)[1].round(4).tolist() == [0.8415, 0.5403, 0.01, 1.0]
+    assert pe_variant(2, 4, halves=True)[1].round(4).tolist() == [0.8415, 0.01, 0.5403, 1.0]
+
+
+@pytest.mark.parametrize("mask", [None, _MASK], ids=["no-mask", "mask"])
+def test_weight_variants_are_all_distinguishable(mask):
+    q, k, _ = _data() if mask is None else _data(seed=512, l_q=4, l_k=4)
+    right = qkv.scaled_dot_product_attention(q, k, np.eye(k.shape[0]), mask)[1]
+    tables = [right] + [w for _, w in weight_variants(q, k, mask)]
+    for a, b in itertools.combinations(tables, 2):
+        assert not np.allclose(a, b, atol=1e-6)

@@ -1,0 +1,175 @@
+"""The interactive widgets and quizzes, used as a reader would, in Chromium.
+
+Every number a widget shows is compared with the value computed here from
+qkv, not with a copied constant."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import qkv
+from test_site_browser import SCHEMES, WIDTHS, open_page
+
+pytestmark = pytest.mark.browser
+
+WIDGET_PAGES = {
+    "token-vector": "chapters/embeddings/",
+    "positions": "chapters/sinusoidal/",
+    "attention": "chapters/attention/",
+}
+
+
+def fmt(values) -> list[str]:
+    return [f"{v:.4f}" for v in np.asarray(values, dtype=float).ravel()]
+
+
+def cells(locator) -> list[str]:
+    return [t.strip() for t in locator.locator("tbody td").all_inner_texts()]
+
+
+def widget_page(browser, site_url, name, scheme="light", width=1280):
+    page, context, problems = open_page(browser, site_url + WIDGET_PAGES[name], scheme=scheme, width=width)
+    widget = page.locator(f".qkv-widget[data-widget={name}]")
+    assert widget.count() == 1, f"no {name} widget on /{WIDGET_PAGES[name]}"
+    page.wait_for_selector(f".qkv-widget[data-widget={name}][data-ready=true]", timeout=10000)
+    widget.scroll_into_view_if_needed()
+    return page, context, problems, widget
+
+
+def test_token_vector_shows_the_library_numbers(browser, site_url):
+    page, context, problems, widget = widget_page(browser, site_url, "token-vector")
+    table = qkv.toy.EMBEDDINGS
+    picker = widget.locator("select")
+    for token_id, word in enumerate(qkv.toy.VOCAB):
+        picker.select_option(str(token_id))
+        assert cells(widget.locator("table.qkv-embedding")) == fmt(table[token_id])
+        hot = widget.locator("table.qkv-onehot td").all_inner_texts()
+        assert hot == ["1" if j == token_id else "0" for j in range(len(qkv.toy.VOCAB))]
+        shown = widget.locator(".qkv-neighbours li").all_inner_texts()
+        expected = [f"{qkv.toy.VOCAB[j]} {s:.4f}" for j, s in qkv.nearest_neighbours(token_id, table, k=3)]
+        assert [" ".join(s.split()) for s in shown] == expected, word
+    # The curriculum's example, as a reader sees it.
+    picker.select_option("0")
+    assert widget.locator(".qkv-neighbours li").first.inner_text().split() == ["kitten", "0.9985"]
+    assert "similarity 0" in widget.inner_text()
+    context.close()
+    assert not problems, problems
+
+
+def test_token_vector_works_by_keyboard(browser, site_url):
+    page, context, problems, widget = widget_page(browser, site_url, "token-vector")
+    widget.locator("select").focus()
+    page.keyboard.press("ArrowDown")  # cat -> dog
+    assert widget.locator("table.qkv-embedding caption").inner_text().startswith("embedding row 1")
+    assert widget.locator("label").first.inner_text() == "Token"
+    context.close()
+    assert not problems, problems
+
+
+def test_positions_shows_rows_and_sums_from_the_library(browser, site_url):
+    page, context, problems, widget = widget_page(browser, site_url, "positions")
+    selects = widget.locator("select")
+    selects.nth(0).select_option("6")
+    selects.nth(1).select_option("8")
+    position = widget.locator("input[type=range]")
+    position.focus()
+    page.keyboard.press("Home")
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    assert cells(widget.locator("table.qkv-pe-row")) == fmt(qkv.sinusoidal_encoding(8, 6)[3])
+    label = widget.locator("canvas").get_attribute("aria-label")
+    assert "8 positions" in label and "6 dimensions" in label and "Position 3" in label
+
+    words = ["money", "bank", "grows"]
+    tokens = qkv.toy.bank_sentence(words)
+    pe = qkv.sinusoidal_encoding(3, 4)
+    for index, word in enumerate(words):
+        widget.locator(".qkv-words button").nth(index).click()
+        assert cells(widget.locator("table.qkv-token-row")) == fmt(tokens[index])
+        assert cells(widget.locator("table.qkv-position-row")) == fmt(pe[index])
+        assert cells(widget.locator("table.qkv-sum-row")) == fmt(tokens[index] + pe[index])
+    context.close()
+    assert not problems, problems
+
+
+def test_attention_explorer_matches_the_library_at_every_scale(browser, site_url):
+    page, context, problems, widget = widget_page(browser, site_url, "attention")
+    sentence_picker = widget.locator("select")
+    scale = widget.locator("input[type=range]")
+    steps = int(scale.get_attribute("max")) + 1
+    sentences = sentence_picker.locator("option").all_inner_texts()
+    assert "money bank grows" in sentences and "river bank flows" in sentences
+    checked = 0
+    for index, text in enumerate(sentences):
+        sentence_picker.select_option(str(index))
+        x = qkv.toy.bank_sentence(text.split())
+        q, k, v = x @ qkv.toy.W_QUERY, x @ qkv.toy.W_KEY, x @ qkv.toy.W_VALUE
+        scale.focus()
+        page.keyboard.press("Home")
+        for step in range(steps):
+            factor = float(widget.locator("output").inner_text().split()[1])
+            output, weights = qkv.scaled_dot_product_attention(q, k, v, scale=factor)
+            assert cells(widget.locator("table.qkv-attention")) == fmt(weights), (text, factor)
+            assert cells(widget.locator("table.qkv-context-row")) == fmt(output[1]), (text, factor)
+            checked += 1
+            page.keyboard.press("ArrowRight")
+    assert checked == len(sentences) * steps
+    # Saturation: the sharpest setting is almost one-hot for bank in "money bank grows".
+    sentence_picker.select_option("0")
+    scale.focus()
+    page.keyboard.press("End")
+    page.keyboard.press("Home")
+    assert "sharper" in widget.locator("output").inner_text()
+    context.close()
+    assert not problems, problems
+
+
+def test_quiz_gives_feedback_for_right_and_wrong_answers(browser, site_url):
+    page, context, problems = open_page(browser, site_url + "chapters/embeddings/", scheme="light", width=1280)
+    quiz = page.locator(".quiz[data-ready=true]").first
+    buttons = quiz.locator("button.qkv-choice")
+    letters = [b.get_attribute("data-letter") for b in buttons.all()]
+    explanation = quiz.locator("details")
+    assert not explanation.is_visible()  # hidden until the reader answers
+    right = quiz.get_attribute("data-answer")  # read by the script from "Answer: X"
+    assert right in letters
+    wrong = next(letter for letter in letters if letter != right)
+    quiz.locator(f"button[data-letter={wrong}]").click()
+    assert "Not quite" in quiz.locator(".qkv-feedback").inner_text()
+    assert explanation.is_visible()
+    quiz.locator(f"button[data-letter={right}]").focus()
+    page.keyboard.press("Enter")
+    assert quiz.locator(".qkv-feedback").inner_text().startswith("Correct")
+    context.close()
+    assert not problems, problems
+
+
+@pytest.mark.parametrize("name", list(WIDGET_PAGES))
+def test_widgets_do_not_shift_the_layout(browser, site_url, name):
+    page, context, problems, widget = widget_page(browser, site_url, name)
+    shift = page.evaluate(
+        """() => new Promise(resolve => {
+            let total = 0;
+            new PerformanceObserver(list => {
+                for (const entry of list.getEntries()) if (!entry.hadRecentInput) total += entry.value;
+            }).observe({type: 'layout-shift', buffered: true});
+            setTimeout(() => resolve(total), 500);
+        })"""
+    )
+    context.close()
+    assert shift < 0.02, f"cumulative layout shift {shift:.3f} on /{WIDGET_PAGES[name]}"
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("width_name", list(WIDTHS))
+def test_widget_screenshots(browser, site_url, artifacts, scheme, width_name):
+    shots = artifacts / "widgets"
+    shots.mkdir(exist_ok=True)
+    for name in WIDGET_PAGES:
+        page, context, problems, widget = widget_page(browser, site_url, name, scheme, WIDTHS[width_name])
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        widget.screenshot(path=str(shots / f"{name}-{scheme}-{width_name}.png"))
+        context.close()
+        assert overflow <= 0, f"{name} makes the page {overflow}px too wide at {WIDTHS[width_name]}px"
+        assert not problems, problems
