@@ -2,6 +2,8 @@
 
 * ``on_page_markdown`` fills ``{{ name }}`` in prose with numbers computed
   from ``qkv`` (``values.py``), so such numbers cannot drift from the library.
+* ``on_files`` also turns every chapter into a downloadable notebook
+  (``notebooks.py``), linked under the chapter's title.
 * ``on_files`` adds the SVG figures of ``figures.py`` and the widgets' JSON of
   ``widget_data.py`` as generated files, so every figure and every number an
   interactive widget shows comes from ``qkv`` at build time.
@@ -25,6 +27,7 @@ from mkdocs.structure.files import File
 sys.path.insert(0, str(Path(__file__).parent))
 
 import figures  # noqa: E402
+import notebooks  # noqa: E402
 import values  # noqa: E402
 import widget_data  # noqa: E402
 
@@ -47,9 +50,14 @@ _EMPTY_OR_REMOTE_SRC = re.compile(r"""\ssrc=["'](?:(?:https?:)?//[^"']*)?["']"""
 def mathml(tex: str, *, display: bool) -> str:
     """MathML for one TeX formula; a formula that cannot convert fails the build."""
     try:
-        return tex_to_mathml(tex.strip(), display="block" if display else "inline")
+        converted = tex_to_mathml(tex.strip(), display="block" if display else "inline")
     except Exception as error:  # latex2mathml raises several types
         raise ValueError(f"cannot convert TeX to MathML: {tex!r}: {error}") from error
+    if display:
+        # A wide formula scrolls inside this box instead of widening the page
+        # on a phone; tabindex lets keyboard users scroll it too.
+        return f'<div class="qkv-math" tabindex="0">{converted}</div>'
+    return converted
 
 
 def _arithmatex_to_mathml(content: str) -> str:
@@ -89,19 +97,37 @@ def on_files(files, config):
         files.append(File.generated(config, src_uri, content=draw()))
     for src_uri in widget_data.WIDGET_DATA:
         files.append(File.generated(config, src_uri, content=widget_data.render(src_uri)))
+    for chapter in [f for f in files if _is_chapter(f.src_uri)]:
+        markdown = fill_values(Path(chapter.abs_src_path).read_text(encoding="utf-8"), chapter.src_uri)
+        notebook = notebooks.nbformat.writes(notebooks.chapter_notebook(markdown))
+        files.append(File.generated(config, chapter.src_uri[:-3] + ".ipynb", content=notebook))
     return files
 
 
-def on_page_markdown(markdown: str, page, config, files):
+def _is_chapter(src_uri: str) -> bool:
+    return src_uri.startswith("chapters/") and src_uri.endswith(".md")
+
+
+def fill_values(markdown: str, where: str) -> str:
     """Replace ``{{ name }}`` with the value ``values.py`` computed from qkv."""
 
     def value(match: re.Match[str]) -> str:
         name = match[1]
         if name not in values.VALUES:
-            raise KeyError(f"{page.file.src_uri}: unknown value {{{{ {name} }}}}; define it in docs/_site/values.py")
+            raise KeyError(f"{where}: unknown value {{{{ {name} }}}}; define it in docs/_site/values.py")
         return values.VALUES[name]
 
     return _VALUE_REF.sub(value, markdown)
+
+
+def on_page_markdown(markdown: str, page, config, files):
+    markdown = fill_values(markdown, page.file.src_uri)
+    if _is_chapter(page.file.src_uri):
+        # Under the title: the same chapter as a notebook, generated above.
+        name = page.file.src_uri.split("/")[-1][:-3]
+        link = f"\n\n[Download this chapter as a notebook]({name}.ipynb){{ download }}\n"
+        markdown = re.sub(r"^(# .+)$", lambda m: m[1] + link, markdown, count=1, flags=re.MULTILINE)
+    return markdown
 
 
 def on_page_content(html_content: str, page, config, files):

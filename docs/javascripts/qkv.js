@@ -185,7 +185,7 @@
       );
     }
     sentence.words.forEach(function (word, index) {
-      var button = el("button", { type: "button", class: "md-button", "aria-pressed": "false", text: word + " (pos " + index + ")" });
+      var button = el("button", { type: "button", class: "qkv-word-button", "aria-pressed": "false", text: word + " (pos " + index + ")" });
       button.addEventListener("click", function () { showWord(index); });
       wordButtons.appendChild(button);
     });

@@ -1,0 +1,133 @@
+"""Notebooks made from the site's sources.
+
+* ``chapter_notebook``: a chapter's Markdown as a Jupyter notebook (its
+  ``python`` blocks become code cells, everything else stays Markdown), built
+  with the site so that it never drifts from the page.
+* ``exercise_notebook``: an exercise's starter template as a notebook: one
+  cell per function to write, then the one-line check. These are committed
+  under ``docs/exercises/`` (Colab opens notebooks from the repository) and a
+  test checks that they equal what this module generates.
+
+Run ``python docs/_site/notebooks.py`` to rewrite the exercise notebooks,
+e.g. after changing a starter or the repository URL in ``mkdocs.yml``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import jupytext
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+EXERCISES_DIR = ROOT / "docs" / "exercises"
+EXERCISES = {
+    "input-layer": (
+        "input_layer",
+        "Exercise 1: the input layer",
+        "chapters 1 to 4, from token ids to vectors with positions",
+    ),
+    "attention-head": ("attention_head", "Exercise 2: one attention head", "chapter 5, self-attention"),
+}
+KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+
+def repository_url() -> str:
+    """The one place the repository URL lives: ``extra.repository`` in mkdocs.yml."""
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # mkdocs.yml may carry !!python/name tags; they do not matter here.
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    return config["extra"]["repository"].rstrip("/")
+
+
+def colab_url(name: str, repo: str | None = None) -> str:
+    repo = repo or repository_url()
+    path = re.sub(r"^https://github\.com/", "", repo)
+    return f"https://colab.research.google.com/github/{path}/blob/main/docs/exercises/{name}.ipynb"
+
+
+def _new_notebook(cells: list) -> nbformat.NotebookNode:
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata = {"kernelspec": KERNEL, "language_info": {"name": "python"}}
+    for index, cell in enumerate(notebook.cells):
+        cell["id"] = f"cell-{index}"  # stable ids: the file is byte-stable
+    return notebook
+
+
+def chapter_notebook(markdown: str) -> nbformat.NotebookNode:
+    """A chapter page as a notebook; top-level python fences become code cells."""
+    parsed = jupytext.reads(markdown, fmt="md")
+    cells = []
+    for cell in parsed.cells:
+        if cell.cell_type == "code":
+            cells.append(nbformat.v4.new_code_cell(cell.source))
+        else:
+            cells.append(nbformat.v4.new_markdown_cell(cell.source))
+    return _new_notebook(cells)
+
+
+def _starter_source(module: str) -> str:
+    return (ROOT / "src" / "qkv" / "exercises" / "starters" / f"{module}.py").read_text(encoding="utf-8")
+
+
+def exercise_notebook(name: str, repo: str | None = None) -> nbformat.NotebookNode:
+    """The starter of exercise ``name`` as a notebook, ending with the check."""
+    repo = repo or repository_url()
+    module, title, chapter = EXERCISES[name]
+    source = _starter_source(module)
+    tree = ast.parse(source)
+    intro = ast.get_docstring(tree) or ""
+    intro = intro.split("\n\n", 1)[1] if "\n\n" in intro else intro
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    imports = [ast.get_source_segment(source, node) for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
+    cells = [
+        nbformat.v4.new_markdown_cell(
+            f"# {title}\n\n"
+            f"[Open in Colab]({colab_url(name, repo)}) (it installs `qkv` from "
+            f"the repository first). The chapter behind it: {chapter}.\n\n"
+            "Write each function in the cell under its heading, then run the last "
+            "cell: it calls your functions on small inputs, compares them with the "
+            "reference implementation in `qkv`, and names the classic mistakes it "
+            "recognises. Until you write them, the functions raise "
+            "`NotImplementedError` and the check says so.\n\n"
+            "From a terminal the same check is "
+            f"`qkv-exercise check {name} your_file.py`."
+        ),
+        nbformat.v4.new_code_cell(
+            "# Installs qkv from the repository where it is missing (e.g. on Colab).\n"
+            "import importlib.util\n\n"
+            'if importlib.util.find_spec("qkv") is None:\n'
+            f'    get_ipython().run_line_magic("pip", "install -q \'qkv @ git+{repo}\'")'
+        ),
+        nbformat.v4.new_code_cell("\n".join(imports)),
+    ]
+    for function in functions:
+        cells.append(nbformat.v4.new_markdown_cell(f"## `{function.name}`"))
+        cells.append(nbformat.v4.new_code_cell(ast.get_source_segment(source, function)))
+    cells.append(nbformat.v4.new_markdown_cell("## Check your work"))
+    cells.append(
+        nbformat.v4.new_code_cell(f'from qkv.exercises import check\n\nreport = check("{name}", globals())')
+    )
+    return _new_notebook(cells)
+
+
+def write_exercise_notebooks() -> list[Path]:
+    EXERCISES_DIR.mkdir(exist_ok=True)
+    written = []
+    for name in EXERCISES:
+        path = EXERCISES_DIR / f"{name}.ipynb"
+        path.write_text(nbformat.writes(exercise_notebook(name)) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for path in write_exercise_notebooks():
+        print(f"wrote {path.relative_to(ROOT)}")

@@ -1,0 +1,88 @@
+"""Notebooks: every chapter runs as a notebook, the committed exercise
+notebooks are current, and a reader's path through an exercise works: the
+check fails on the starter and passes on a correct answer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "docs" / "_site"))
+
+import hooks  # noqa: E402
+import notebooks  # noqa: E402
+
+CHAPTERS = sorted((ROOT / "docs" / "chapters").glob("*.md"))
+SOLUTIONS = ROOT / "tests" / "exercise_files"
+
+
+def execute(notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
+    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}).execute()
+    return notebook
+
+
+def stdout_of(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("name") == "stdout")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.name)
+def test_chapter_runs_as_a_notebook(chapter, tmp_path):
+    markdown = hooks.fill_values(chapter.read_text(encoding="utf-8"), chapter.name)
+    notebook = notebooks.chapter_notebook(markdown)
+    code_cells = [c for c in notebook.cells if c.cell_type == "code"]
+    assert len(code_cells) >= 5, f"{chapter.name}: only {len(code_cells)} code cells"
+    execute(notebook, tmp_path)  # raises CellExecutionError, naming the cell, on failure
+    assert any(stdout_of(c) for c in code_cells)
+
+
+@pytest.mark.parametrize("name", list(notebooks.EXERCISES))
+def test_committed_exercise_notebooks_are_current(name):
+    committed = (notebooks.EXERCISES_DIR / f"{name}.ipynb").read_text(encoding="utf-8")
+    generated = nbformat.writes(notebooks.exercise_notebook(name)) + "\n"
+    assert committed == generated, f"run `python docs/_site/notebooks.py` to regenerate {name}.ipynb"
+
+
+def test_the_repository_url_comes_from_mkdocs_yml():
+    repo = notebooks.repository_url()
+    for name in notebooks.EXERCISES:
+        text = (notebooks.EXERCISES_DIR / f"{name}.ipynb").read_text(encoding="utf-8")
+        assert f"git+{repo}" in text
+        assert notebooks.colab_url(name) in text
+        assert notebooks.colab_url(name).startswith("https://colab.research.google.com/github/")
+
+
+def solved(notebook: nbformat.NotebookNode, solution: Path) -> nbformat.NotebookNode:
+    """The reader's notebook after pasting a correct answer into the function cells."""
+    namespace: dict = {}
+    source = solution.read_text(encoding="utf-8")
+    exec(compile(source, str(solution), "exec"), namespace)
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and cell.source.startswith("def "):
+            name = cell.source.split("(", 1)[0][4:]
+            assert name in namespace, f"{solution.name} has no {name}"
+            cell.source = source  # the whole solution file defines every function
+            break
+    for cell in notebook.cells:  # the other starter cells would redefine them: drop them
+        if cell.cell_type == "code" and cell.source.startswith("def "):
+            cell.source = "pass"
+    return notebook
+
+
+@pytest.mark.parametrize(
+    ("name", "solution"),
+    [("input-layer", "input_layer_solution.py"), ("attention-head", "attention_head_solution.py")],
+)
+def test_a_readers_path_through_the_exercise(name, solution, tmp_path):
+    path = notebooks.EXERCISES_DIR / f"{name}.ipynb"
+    starter = execute(nbformat.read(path, as_version=4), tmp_path)
+    first = stdout_of(starter.cells[-1])
+    assert "not implemented" in first and "Result: 0 of" in first, first
+
+    answer = solved(nbformat.read(path, as_version=4), SOLUTIONS / solution)
+    second = stdout_of(execute(answer, tmp_path).cells[-1])
+    assert "FAIL" not in second and "All done" in second, second
