@@ -89,7 +89,9 @@ def _drop_offsite_scripts(content: str) -> str:
 
 
 def _is_notebook(page) -> bool:
-    return page.file.src_uri.startswith("notebooks/")
+    """Pages rendered by mkdocs-jupyter (see its include: in mkdocs.yml)."""
+    src = page.file.src_uri
+    return src.endswith(".ipynb") or (src.startswith("notebooks/") and src.endswith(".py"))
 
 
 def on_files(files, config):
