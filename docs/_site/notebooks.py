@@ -109,7 +109,8 @@ def exercise_notebook(name: str, repo: str | None = None) -> nbformat.NotebookNo
         nbformat.v4.new_code_cell("\n".join(imports)),
     ]
     for function in functions:
-        cells.append(nbformat.v4.new_markdown_cell(f"## `{function.name}`"))
+        # Plain text: a heading that is only code gets an empty table-of-contents link.
+        cells.append(nbformat.v4.new_markdown_cell(f"## Write {function.name}"))
         cells.append(nbformat.v4.new_code_cell(ast.get_source_segment(source, function)))
     cells.append(nbformat.v4.new_markdown_cell("## Check your work"))
     cells.append(

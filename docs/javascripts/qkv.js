@@ -236,10 +236,11 @@
         ]);
         rowHeader.firstChild.addEventListener("click", function () { selectedRow = i; render(); });
         return el("tr", { class: i === selectedRow ? "qkv-selected" : "" }, [rowHeader].concat(weights.map(function (w) {
-          var cell = el("td", { text: fmt(w) });
-          cell.style.background = "rgba(63, 81, 181, " + w.toFixed(3) + ")";
-          cell.style.color = w > 0.45 ? "#fff" : "inherit";
-          return cell;
+          // The number stays in the page's own colours (contrast in both
+          // palettes); a bar under it shows the weight at a glance.
+          var bar = el("span", { class: "qkv-bar", "aria-hidden": "true" });
+          bar.style.width = (100 * w).toFixed(1) + "%";
+          return el("td", {}, [fmt(w), bar]);
         })));
       });
       view.replaceChildren(
@@ -332,10 +333,19 @@
     });
   }
 
+  /* A region that scrolls sideways must be reachable by keyboard (notebook
+     cells and wide formulas; the theme handles its own code blocks). */
+  function focusableScrollers() {
+    document.querySelectorAll(".jupyter-wrapper .highlight-ipynb, .jupyter-wrapper .jp-OutputArea-output pre, math").forEach(function (node) {
+      if (node.scrollWidth > node.clientWidth + 1 && !node.hasAttribute("tabindex")) node.setAttribute("tabindex", "0");
+    });
+  }
+
   function init() {
     mountQuizzes();
     mountWidgets();
     labelCodeNavs();
+    focusableScrollers();
     new MutationObserver(labelCodeNavs).observe(document.body, { childList: true, subtree: true });
   }
 
