@@ -333,10 +333,10 @@
     });
   }
 
-  /* A region that scrolls sideways must be reachable by keyboard (notebook
-     cells and wide formulas; the theme handles its own code blocks). */
+  /* A region that scrolls sideways must be reachable by keyboard (output
+     blocks, notebook cells, wide formulas; the theme handles code blocks). */
   function focusableScrollers() {
-    document.querySelectorAll(".jupyter-wrapper .highlight-ipynb, .jupyter-wrapper .jp-OutputArea-output pre, math").forEach(function (node) {
+    document.querySelectorAll(".qkv-output, .jupyter-wrapper .highlight-ipynb, .jupyter-wrapper .jp-OutputArea-output pre, math").forEach(function (node) {
       if (node.scrollWidth > node.clientWidth + 1 && !node.hasAttribute("tabindex")) node.setAttribute("tabindex", "0");
     });
   }
