@@ -188,3 +188,19 @@ def test_axe_finds_no_accessibility_violations(browser, site_url, pages, scheme)
         context.close()
         report += [f"/{path} [{scheme}]: {v}" for v in violations] + [f"/{path}: {p}" for p in problems]
     assert not report, "\n".join(report)
+
+
+def test_palette_follows_the_system_and_the_toggle(browser, site_url):
+    """Dark system preference gives the dark palette before any click; the
+    toggle switches it and the choice survives a reload."""
+    page, context, problems = open_page(browser, site_url, scheme="dark", width=1280)
+    scheme = lambda: page.evaluate("document.body.getAttribute('data-md-color-scheme')")  # noqa: E731
+    assert scheme() == "slate"
+    page.locator("form[data-qkv-palette] label:not([hidden])").click()
+    assert scheme() == "default"
+    page.reload(wait_until="networkidle")
+    assert scheme() == "default"
+    page.locator("form[data-qkv-palette] label:not([hidden])").click()
+    assert scheme() == "slate"
+    context.close()
+    assert not problems, problems
