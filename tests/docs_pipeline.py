@@ -41,7 +41,7 @@ DOCTEST_FLAGS = NORMALIZE_WHITESPACE | ELLIPSIS
 _INFO = re.compile(r"[ \t]*(?P<language>[\w+.-]*)(?P<attributes>[^\n]*)$\n", re.MULTILINE)
 
 
-def _normalise(text: str) -> str:
+def normalise_output(text: str) -> str:
     lines = [line.rstrip() for line in text.strip("\n").splitlines()]
     return "\n".join(lines)
 
@@ -61,7 +61,7 @@ class CodeWithOutputEvaluator:
         with contextlib.redirect_stdout(printed):
             exec(code, example.namespace)
         example.namespace.pop("__builtins__", None)
-        actual = _normalise(printed.getvalue())
+        actual = normalise_output(printed.getvalue())
         where = f"{example.path}:{example.line}"
         if self.expected is None:
             if actual:
@@ -70,7 +70,7 @@ class CodeWithOutputEvaluator:
                     f"```output block after it. It printed:\n{actual}"
                 )
             return None
-        expected = _normalise(self.expected)
+        expected = normalise_output(self.expected)
         if actual != expected:
             diff = "\n".join(
                 difflib.unified_diff(

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from docs_pipeline import normalise_output as normalise
 from page_blocks import Block, output_after, split_page
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,10 +51,6 @@ def run_alone(program: str) -> subprocess.CompletedProcess:
         env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"},
         timeout=120,
     )
-
-
-def normalise(text: str) -> str:
-    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
