@@ -30,7 +30,7 @@ EXERCISES = {
         "Exercise 1: the input layer",
         "chapters 1 to 4, from token ids to vectors with positions",
     ),
-    "attention-head": ("attention_head", "Exercise 2: one attention head", "chapter 5, self-attention"),
+    "attention-head": ("attention_head", "Exercise 2: one attention head", "chapters 5 and 6, self-attention and masks"),
 }
 KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
