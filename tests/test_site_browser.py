@@ -60,7 +60,44 @@ def open_page(browser, url: str, *, scheme: str, width: int):
         lambda r: r.status >= 400 and problems.append(f"HTTP {r.status} for {r.url}"),
     )
     page.goto(url, wait_until="networkidle")
+    # After load, qkv.js measures which regions scroll sideways (some inside
+    # blocks not rendered yet) and makes them focusable; check the result.
+    page.wait_for_selector("html[data-qkv-measured]", state="attached", timeout=15000)
     return page, context, problems
+
+
+LAYOUT_SHIFTS = """() => new Promise(resolve => {
+    let total = 0;
+    new PerformanceObserver(list => {
+        for (const entry of list.getEntries()) if (!entry.hadRecentInput) total += entry.value;
+    }).observe({type: 'layout-shift', buffered: true});
+    setTimeout(() => resolve(total), 500);
+})"""
+
+
+def scroll_like_a_reader(page, until=None, step: int = 300) -> None:
+    """Scroll down with the mouse wheel, a step at a time, as a reader does,
+    until ``until`` (a locator) is in the upper half of the window, or to
+    the bottom of the page."""
+    height = page.viewport_size["height"]
+    for _ in range(1000):
+        if until is not None and until.bounding_box()["y"] < height / 2:
+            return
+        at_bottom = page.evaluate("scrollY + innerHeight >= document.documentElement.scrollHeight - 1")
+        if at_bottom:
+            return
+        page.mouse.wheel(0, step)
+        page.wait_for_timeout(40)
+
+
+def render_deferred_blocks(page) -> None:
+    """Render every block now, as scrolling through the page would.
+
+    Blocks below the first screen start unrendered (content-visibility: auto
+    in qkv.css) and clip what overflows them, so geometry checks (overflow,
+    math widths, contrast) run on the page as the reader sees it after
+    scrolling, not on placeholders."""
+    page.add_style_tag(content=".md-typeset > * { content-visibility: visible !important; }")
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -73,6 +110,7 @@ def test_every_page_loads_clean_offline(browser, site_url, pages, built_site, ar
         page, context, problems = open_page(
             browser, site_url + path, scheme=scheme, width=WIDTHS[width_name]
         )
+        render_deferred_blocks(page)
         text = page.inner_text("article")
         raw = RAW_TEX.findall(text)
         if raw:
@@ -179,6 +217,7 @@ def test_axe_finds_no_accessibility_violations(browser, site_url, pages, scheme)
     for path in pages:
         page, context, problems = open_page(browser, site_url + path, scheme=scheme, width=1280)
         page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')")
+        render_deferred_blocks(page)  # tabindex was decided before, on the deferred page
         page.add_script_tag(content=axe)
         violations = page.evaluate(
             """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
@@ -204,3 +243,85 @@ def test_palette_follows_the_system_and_the_toggle(browser, site_url):
     assert scheme() == "slate"
     context.close()
     assert not problems, problems
+
+
+DEEP_LINKS = [
+    ("chapters/attention/", "the-database-analogies"),
+    ("chapters/learning-attention/", "common-confusions"),
+    ("chapters/sinusoidal/", "common-confusions"),
+]
+
+
+@pytest.mark.parametrize("width_name", list(WIDTHS))
+def test_links_to_headings_land_on_the_heading(browser, site_url, width_name):
+    """Blocks below the first screen are rendered late (content-visibility),
+    so their height is a guess at first; a link to a heading far down the
+    page must still end with that heading at the top of the window."""
+    for path, anchor in DEEP_LINKS:
+        page, context, problems = open_page(
+            browser, f"{site_url}{path}#{anchor}", scheme="light", width=WIDTHS[width_name]
+        )
+        page.wait_for_timeout(300)  # let scroll anchoring settle
+        top = page.evaluate(f"document.getElementById('{anchor}').getBoundingClientRect().top")
+        header = page.evaluate("document.querySelector('.md-header').getBoundingClientRect().height")
+        context.close()
+        assert header - 1 <= top <= header + 40, f"/{path}#{anchor}: heading at {top}px (header {header}px)"
+        assert not problems, problems
+
+
+def test_blocks_below_the_first_screen_wait_until_the_reader_comes(browser, site_url):
+    """The mechanism behind the performance budget, and its two promises:
+    a block far down is not rendered at load, is rendered once scrolled to,
+    and a code block in it that scrolls sideways is focusable before that."""
+    page, context, problems = open_page(
+        browser, site_url + "chapters/attention/", scheme="light", width=375
+    )
+    deferred = page.evaluate(
+        """[...document.querySelectorAll('.md-content .md-typeset > *')]
+            .filter(n => getComputedStyle(n).contentVisibility === 'auto').length"""
+    )
+    last = page.locator(".md-typeset > .highlight").last
+    rendered = "el => el.querySelector('code span').checkVisibility({contentVisibilityAuto: true})"
+    before = last.evaluate(rendered)
+    wide_but_unrendered = page.evaluate(
+        """[...document.querySelectorAll('.md-typeset > .highlight pre > code')]
+            .filter(c => !c.firstElementChild.checkVisibility({contentVisibilityAuto: true}))
+            .filter(c => c.scrollWidth > c.clientWidth + 1)
+            .map(c => c.getAttribute('tabindex'))"""
+    )
+    last.scroll_into_view_if_needed()
+    page.wait_for_timeout(200)
+    after = last.evaluate(rendered)
+    context.close()
+    assert deferred >= 40, f"only {deferred} blocks use content-visibility: auto"
+    assert before is False and after is True, (before, after)
+    assert wide_but_unrendered and set(wide_but_unrendered) == {"0"}, wide_but_unrendered
+    assert not problems, problems
+
+
+BLOCK_TOPS = """[...document.querySelectorAll('.md-typeset > *')]
+    .map(n => [n.tagName.toLowerCase() + '.' + n.className, Math.round(n.getBoundingClientRect().top + scrollY)])"""
+
+
+@pytest.mark.parametrize("width_name", list(WIDTHS))
+def test_reading_a_chapter_top_to_bottom_moves_nothing(browser, site_url, pages, width_name):
+    """Load each chapter and scroll through it with the wheel: blocks that
+    are rendered only as they come near (content-visibility) must not shift
+    what the reader sees (cumulative layout shift < 0.01), and once rendered
+    every block must sit exactly where it would with nothing deferred."""
+    failures = []
+    for path in [p for p in pages if p.startswith("chapters/")]:
+        page, context, problems = open_page(browser, site_url + path, scheme="light", width=WIDTHS[width_name])
+        scroll_like_a_reader(page)
+        shift = page.evaluate(LAYOUT_SHIFTS)
+        deferred = page.evaluate(BLOCK_TOPS)
+        render_deferred_blocks(page)
+        rendered = page.evaluate(BLOCK_TOPS)
+        context.close()
+        if shift >= 0.01:
+            failures.append(f"/{path}: cumulative layout shift {shift:.4f} while reading")
+        moved = [(a[0], a[1], b[1]) for a, b in zip(deferred, rendered) if a != b]
+        if moved:
+            failures.append(f"/{path}: {len(moved)} blocks sit elsewhere than with nothing deferred, first {moved[0]}")
+        failures += [f"/{path}: {p}" for p in problems]
+    assert not failures, "\n".join(failures)

@@ -333,20 +333,40 @@
     });
   }
 
-  /* A region that scrolls sideways must be reachable by keyboard (output
-     blocks, notebook cells, wide formulas; the theme handles code blocks). */
+  /* A region that scrolls sideways must be reachable by keyboard (code and
+     output blocks, notebook cells, wide formulas). Material makes a code
+     block focusable only once it is on screen, and only where a pointer can
+     hover; the same rule here covers the rest. Blocks that
+     content-visibility: auto keeps unrendered (qkv.css) are measured after
+     load, in slices of about 8 ms: reading a size inside such a block lays
+     it out without painting it, so no task is long. When done, the page is
+     marked data-qkv-measured (the browser tests wait for it). */
   function focusableScrollers() {
-    document.querySelectorAll(".qkv-output, .jupyter-wrapper .highlight-ipynb, .jupyter-wrapper .jp-OutputArea-output pre, math").forEach(function (node) {
-      if (node.scrollWidth > node.clientWidth + 1 && !node.hasAttribute("tabindex")) node.setAttribute("tabindex", "0");
-    });
+    var selector = ".qkv-output, .md-typeset__scrollwrap, .qkv-math, math, .jupyter-wrapper .highlight-ipynb, .jupyter-wrapper .jp-OutputArea-output pre";
+    if (matchMedia("(hover)").matches) selector += ", .md-typeset pre > code";
+    var nodes = Array.prototype.slice.call(document.querySelectorAll(selector));
+    var later = window.requestIdleCallback
+      ? function (step) { window.requestIdleCallback(step, { timeout: 200 }); }
+      : function (step) { window.setTimeout(step, 16); };
+    function step() {
+      var start = performance.now();
+      while (nodes.length && performance.now() - start < 8) {
+        var node = nodes.shift();
+        if (node.scrollWidth > node.clientWidth + 1 && !node.hasAttribute("tabindex")) node.setAttribute("tabindex", "0");
+      }
+      if (nodes.length) later(step);
+      else document.documentElement.setAttribute("data-qkv-measured", "true");
+    }
+    later(step);
   }
 
   function init() {
     mountQuizzes();
     mountWidgets();
     labelCodeNavs();
-    focusableScrollers();
     new MutationObserver(labelCodeNavs).observe(document.body, { childList: true, subtree: true });
+    if (document.readyState === "complete") focusableScrollers();
+    else window.addEventListener("load", focusableScrollers);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
