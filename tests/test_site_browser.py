@@ -270,9 +270,10 @@ def test_links_to_headings_land_on_the_heading(browser, site_url, width_name):
 
 
 def test_blocks_below_the_first_screen_wait_until_the_reader_comes(browser, site_url):
-    """The mechanism behind the performance budget, and its two promises:
-    a block far down is not rendered at load, is rendered once scrolled to,
-    and a code block in it that scrolls sideways is focusable before that."""
+    """The mechanism behind the performance budget, and its promises: a block
+    far down is not rendered at load, is rendered once scrolled to, holds the
+    place of its real height (to the pixel) before that, and a code block in
+    it that scrolls sideways is focusable before that too."""
     page, context, problems = open_page(
         browser, site_url + "chapters/attention/", scheme="light", width=375
     )
@@ -289,11 +290,26 @@ def test_blocks_below_the_first_screen_wait_until_the_reader_comes(browser, site
             .filter(c => c.scrollWidth > c.clientWidth + 1)
             .map(c => c.getAttribute('tabindex'))"""
     )
+    placeholders = page.evaluate(
+        """[...document.querySelectorAll('.md-content .md-typeset > *')]
+            .filter(n => n.style.containIntrinsicSize)
+            .map(n => [n.tagName + '.' + n.className, parseFloat(n.style.containIntrinsicSize.split(' ')[1])])"""
+    )
+    render_deferred_blocks(page)
+    real = page.evaluate(
+        """[...document.querySelectorAll('.md-content .md-typeset > *')]
+            .filter(n => n.style.containIntrinsicSize)
+            .map(n => n.getBoundingClientRect().height)"""
+    )
+    page.evaluate("document.querySelector('style:last-of-type').remove()")
+    wrong = [(name, round(guess, 1), round(height, 1)) for (name, guess), height in zip(placeholders, real) if abs(guess - height) > 1]
     last.scroll_into_view_if_needed()
     page.wait_for_timeout(200)
     after = last.evaluate(rendered)
     context.close()
     assert deferred >= 40, f"only {deferred} blocks use content-visibility: auto"
+    assert len(placeholders) == deferred, (len(placeholders), deferred)
+    assert not wrong, f"{len(wrong)} of {deferred} placeholder heights differ from the rendered ones: {wrong[:5]}"
     assert before is False and after is True, (before, after)
     assert wide_but_unrendered and set(wide_but_unrendered) == {"0"}, wide_but_unrendered
     assert not problems, problems

@@ -333,29 +333,92 @@
     });
   }
 
-  /* A region that scrolls sideways must be reachable by keyboard (code and
-     output blocks, notebook cells, wide formulas). Material makes a code
-     block focusable only once it is on screen, and only where a pointer can
-     hover; the same rule here covers the rest. Blocks that
-     content-visibility: auto keeps unrendered (qkv.css) are measured after
-     load, in slices of about 8 ms: reading a size inside such a block lays
-     it out without painting it, so no task is long. When done, the page is
-     marked data-qkv-measured (the browser tests wait for it). */
-  function focusableScrollers() {
+  /* After load, in idle slices of about 8 ms (so that no task is long):
+
+     1. Blocks that content-visibility: auto keeps unrendered (qkv.css)
+        start with a guessed height. Measure each one's real height and,
+        once all are measured, make it the placeholder, so the scrollbar, a
+        jump to any position and hit-testing tools (axe) see the page as it
+        will be. Writing them all at once moves the page below the first
+        screen once, not once per slice.
+     2. A region that scrolls sideways must be reachable by keyboard (code
+        and output blocks, notebook cells, wide formulas). Material makes a
+        code block focusable only once it is on screen, and only where a
+        pointer can hover; the same rule here covers the rest. Reading a
+        size inside an unrendered block lays it out without painting it.
+
+     When done, the page is marked data-qkv-measured (the browser tests
+     wait for it). */
+  /* The height an unrendered block will have once rendered. Reading
+     positions inside it lays it out without rendering it (its own box keeps
+     the placeholder size), so the height is taken from its content: the
+     lowest margin edge of its block-level children (content-visibility
+     contains their margins) and the bottom of its last line box. */
+  function naturalHeight(block) {
+    var bottom = block.getBoundingClientRect().top;
+    var inline = false;
+    Array.prototype.forEach.call(block.childNodes, function (child) {
+      if (child.nodeType === 3) {
+        inline = inline || child.textContent.trim() !== "";
+        return;
+      }
+      if (child.nodeType !== 1) return;
+      var style = getComputedStyle(child);
+      if (style.display === "none" || style.position === "absolute" || style.position === "fixed") return;
+      if (/^inline/.test(style.display)) {
+        inline = true;
+        return;
+      }
+      bottom = Math.max(bottom, child.getBoundingClientRect().bottom + parseFloat(style.marginBottom));
+    });
+    if (inline) {
+      // A marker aligned to the bottom of the last line box finds its edge.
+      var marker = document.createElement("span");
+      marker.style.cssText = "display:inline-block;vertical-align:bottom;width:0;height:0";
+      block.appendChild(marker);
+      bottom = Math.max(bottom, marker.getBoundingClientRect().bottom);
+      marker.remove();
+    }
+    var style = getComputedStyle(block);
+    return bottom - block.getBoundingClientRect().top + parseFloat(style.paddingBottom) + parseFloat(style.borderBottomWidth);
+  }
+
+  function measureAfterLoad() {
+    var deferred = Array.prototype.filter.call(
+      document.querySelectorAll(".md-content .md-typeset > *"),
+      function (node) { return getComputedStyle(node).contentVisibility === "auto"; }
+    );
     var selector = ".qkv-output, .md-typeset__scrollwrap, .qkv-math, math, .jupyter-wrapper .highlight-ipynb, .jupyter-wrapper .jp-OutputArea-output pre";
     if (matchMedia("(hover)").matches) selector += ", .md-typeset pre > code";
-    var nodes = Array.prototype.slice.call(document.querySelectorAll(selector));
+    var scrollers = Array.prototype.slice.call(document.querySelectorAll(selector));
+    var heights = [];
     var later = window.requestIdleCallback
       ? function (step) { window.requestIdleCallback(step, { timeout: 200 }); }
       : function (step) { window.setTimeout(step, 16); };
     function step() {
       var start = performance.now();
-      while (nodes.length && performance.now() - start < 8) {
-        var node = nodes.shift();
-        if (node.scrollWidth > node.clientWidth + 1 && !node.hasAttribute("tabindex")) node.setAttribute("tabindex", "0");
+      while (performance.now() - start < 8) {
+        if (deferred.length) {
+          var block = deferred.shift();
+          heights.push([block, naturalHeight(block)]);
+        } else if (scrollers.length) {
+          var node = scrollers.shift();
+          if (node.scrollWidth > node.clientWidth + 1 && !node.hasAttribute("tabindex")) node.setAttribute("tabindex", "0");
+        } else {
+          // Keep what is on screen where it is while the blocks above it
+          // change height (the browser's own scroll anchoring does not).
+          var anchor = Array.prototype.find.call(
+            document.querySelectorAll(".md-content .md-typeset > *"),
+            function (node) { return node.getBoundingClientRect().top >= 0; }
+          );
+          var before = anchor && anchor.getBoundingClientRect().top;
+          heights.forEach(function (pair) { pair[0].style.containIntrinsicSize = "auto " + pair[1] + "px"; });
+          if (anchor) window.scrollBy(0, anchor.getBoundingClientRect().top - before);
+          document.documentElement.setAttribute("data-qkv-measured", "true");
+          return;
+        }
       }
-      if (nodes.length) later(step);
-      else document.documentElement.setAttribute("data-qkv-measured", "true");
+      later(step);
     }
     later(step);
   }
@@ -365,8 +428,8 @@
     mountWidgets();
     labelCodeNavs();
     new MutationObserver(labelCodeNavs).observe(document.body, { childList: true, subtree: true });
-    if (document.readyState === "complete") focusableScrollers();
-    else window.addEventListener("load", focusableScrollers);
+    if (document.readyState === "complete") measureAfterLoad();
+    else window.addEventListener("load", measureAfterLoad);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
