@@ -333,22 +333,6 @@
     });
   }
 
-  /* After load, in idle slices of about 8 ms (so that no task is long):
-
-     1. Blocks that content-visibility: auto keeps unrendered (qkv.css)
-        start with a guessed height. Measure each one's real height and,
-        once all are measured, make it the placeholder, so the scrollbar, a
-        jump to any position and hit-testing tools (axe) see the page as it
-        will be. Writing them all at once moves the page below the first
-        screen once, not once per slice.
-     2. A region that scrolls sideways must be reachable by keyboard (code
-        and output blocks, notebook cells, wide formulas). Material makes a
-        code block focusable only once it is on screen, and only where a
-        pointer can hover; the same rule here covers the rest. Reading a
-        size inside an unrendered block lays it out without painting it.
-
-     When done, the page is marked data-qkv-measured (the browser tests
-     wait for it). */
   /* The height an unrendered block will have once rendered. Reading
      positions inside it lays it out without rendering it (its own box keeps
      the placeholder size), so the height is taken from its content: the
@@ -383,11 +367,25 @@
     return bottom - block.getBoundingClientRect().top + parseFloat(style.paddingBottom) + parseFloat(style.borderBottomWidth);
   }
 
+  /* After load, in idle slices of about 8 ms (so that no task is long):
+
+     1. Blocks that content-visibility: auto keeps unrendered (qkv.css)
+        start with a guessed height. Measure each one's real height and,
+        once all are measured, make it the placeholder, so the scrollbar, a
+        jump to any position and hit-testing tools (axe) see the page as it
+        will be. Writing them all at once moves the page below the first
+        screen once, not once per slice.
+     2. A region that scrolls sideways must be reachable by keyboard (code
+        and output blocks, notebook cells, wide formulas). Material makes a
+        code block focusable only once it is on screen, and only where a
+        pointer can hover; the same rule here covers the rest. Reading a
+        size inside an unrendered block lays it out without painting it.
+
+     When done, the page is marked data-qkv-measured (the browser tests
+     wait for it). */
   function measureAfterLoad() {
-    var deferred = Array.prototype.filter.call(
-      document.querySelectorAll(".md-content .md-typeset > *"),
-      function (node) { return getComputedStyle(node).contentVisibility === "auto"; }
-    );
+    var blocks = Array.prototype.slice.call(document.querySelectorAll(".md-content .md-typeset > *"));
+    var deferred = blocks.filter(function (node) { return getComputedStyle(node).contentVisibility === "auto"; });
     var selector = ".qkv-output, .md-typeset__scrollwrap, .qkv-math, math, .jupyter-wrapper .highlight-ipynb, .jupyter-wrapper .jp-OutputArea-output pre";
     if (matchMedia("(hover)").matches) selector += ", .md-typeset pre > code";
     var scrollers = Array.prototype.slice.call(document.querySelectorAll(selector));
@@ -407,10 +405,7 @@
         } else {
           // Keep what is on screen where it is while the blocks above it
           // change height (the browser's own scroll anchoring does not).
-          var anchor = Array.prototype.find.call(
-            document.querySelectorAll(".md-content .md-typeset > *"),
-            function (node) { return node.getBoundingClientRect().top >= 0; }
-          );
+          var anchor = blocks.find(function (node) { return node.getBoundingClientRect().top >= 0; });
           var before = anchor && anchor.getBoundingClientRect().top;
           heights.forEach(function (pair) { pair[0].style.containIntrinsicSize = "auto " + pair[1] + "px"; });
           if (anchor) window.scrollBy(0, anchor.getBoundingClientRect().top - before);
