@@ -30,7 +30,7 @@ test: $(STAMP)
 
 # Lighthouse budgets of the chapter pages: prints a table (not part of make test).
 bench: $(STAMP)
-	$(PY) tests/bench_budgets.py
+	$(PY) benchmarks/budgets.py
 
 # Regenerate the constraints (the lock) from the current environment.
 # PyTorch is left out: .ci/run pins it (the CPU build) on its own.

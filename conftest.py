@@ -1,20 +1,17 @@
 """Root pytest configuration: sybil runs the docstrings in src/ and every
 Python block in docs/ in the same pytest run as the unit tests.
 
-The docs side lives in ``tests/docs_pipeline.py`` so that its behaviour can
+The docs side lives in ``tests/support/docs_pipeline.py`` so that its behaviour can
 be tested on planted failures (see ``tests/test_docs_pipeline.py``).
 """
-import sys
 from doctest import ELLIPSIS, NORMALIZE_WHITESPACE
 from pathlib import Path
 
+from docs_pipeline import docs_sybil  # tests/support, on pytest's pythonpath
 from sybil import Sybil
 from sybil.parsers.rest import DocTestParser
 
 ROOT = Path(__file__).parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from docs_pipeline import docs_sybil  # noqa: E402
 
 src_docstrings = Sybil(
     parsers=[DocTestParser(optionflags=NORMALIZE_WHITESPACE | ELLIPSIS)],

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
+SUPPORT = Path(__file__).resolve().parent / "support"
 
 # Deliberately independent of the collector: any fence whose language looks
 # like Python, in any syntax Markdown allows for it.
@@ -72,7 +72,7 @@ def uncollected(docs: Path, cwd: Path) -> list[str]:
 def make_tree(tmp_path: Path, pages: dict[str, str]) -> Path:
     """A throwaway project whose conftest uses the real docs pipeline."""
     (tmp_path / "conftest.py").write_text(
-        f"import sys\nsys.path.insert(0, {str(TESTS)!r})\n"
+        f"import sys\nsys.path.insert(0, {str(SUPPORT)!r})\n"
         "from pathlib import Path\nfrom docs_pipeline import docs_sybil\n"
         "pytest_collect_file = docs_sybil(str(Path(__file__).parent / 'docs')).pytest()\n"
     )

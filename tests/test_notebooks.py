@@ -4,18 +4,15 @@ check fails on the starter and passes on a correct answer."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+import hooks  # docs/hooks, on pytest's pythonpath
 import nbformat
+import notebooks
 import pytest
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "docs" / "_site"))
-
-import hooks  # noqa: E402
-import notebooks  # noqa: E402
 
 CHAPTERS = sorted((ROOT / "docs" / "chapters").glob("*.md"))
 SOLUTIONS = ROOT / "tests" / "exercise_files"
@@ -44,7 +41,7 @@ def test_chapter_runs_as_a_notebook(chapter, tmp_path):
 def test_committed_exercise_notebooks_are_current(name):
     committed = (notebooks.EXERCISES_DIR / f"{name}.ipynb").read_text(encoding="utf-8")
     generated = nbformat.writes(notebooks.exercise_notebook(name)) + "\n"
-    assert committed == generated, f"run `python docs/_site/notebooks.py` to regenerate {name}.ipynb"
+    assert committed == generated, f"run `python docs/hooks/notebooks.py` to regenerate {name}.ipynb"
 
 
 def test_the_repository_url_comes_from_mkdocs_yml():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -43,7 +42,6 @@ def test_no_tex_left_unconverted(built_site):
 
 @pytest.fixture(scope="module")
 def figures_module():
-    sys.path.insert(0, str(ROOT / "docs" / "_site"))
     import figures
 
     return figures

@@ -3,7 +3,7 @@
 A number in prose is *checked* when either
 
 * it is written as ``{{ name }}``: the build fills it in from the library
-  (``docs/_site/values.py``), or
+  (``docs/hooks/values.py``), or
 * it appears, equal after rounding to the prose's decimals, in an ``output``
   block of the same page: a block whose text CI compares with what the code
   above it printed.

@@ -116,7 +116,7 @@ def fill_values(markdown: str, where: str) -> str:
     def value(match: re.Match[str]) -> str:
         name = match[1]
         if name not in values.VALUES:
-            raise KeyError(f"{where}: unknown value {{{{ {name} }}}}; define it in docs/_site/values.py")
+            raise KeyError(f"{where}: unknown value {{{{ {name} }}}}; define it in docs/hooks/values.py")
         return values.VALUES[name]
 
     return _VALUE_REF.sub(value, markdown)

@@ -8,7 +8,7 @@
   under ``docs/exercises/`` (Colab opens notebooks from the repository) and a
   test checks that they equal what this module generates.
 
-Run ``python docs/_site/notebooks.py`` to rewrite the exercise notebooks,
+Run ``python docs/hooks/notebooks.py`` to rewrite the exercise notebooks,
 e.g. after changing a starter or the repository URL in ``mkdocs.yml``.
 """
 
