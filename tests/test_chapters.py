@@ -12,7 +12,18 @@ from page_blocks import split_page
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "docs" / "chapters").glob("*.md"))
-REQUIRED_SECTIONS = ("Common confusions", "Check your understanding", "What comes next")
+#: The story every chapter tells, as H2 headings in this order (a heading may
+#: add words after these; other H2 headings may sit between them).
+REQUIRED_SECTIONS = (
+    "The problem",
+    "The idea",
+    "The numbers by hand",
+    "The code",
+    "The database analog",
+    "Common confusions",
+    "Check your understanding",
+    "Further reading",
+)
 MIN_QUESTIONS = 7
 
 QUIZ = re.compile(r'<div class="quiz" markdown>(?P<body>.*?)</div>', re.DOTALL)
@@ -54,11 +65,35 @@ def test_there_are_chapters():
     assert len(CHAPTERS) >= 4
 
 
+def story_problems(text: str) -> list[str]:
+    """What is missing or out of order in a page's H2 story sections."""
+    headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    problems, after = [], -1
+    for section in REQUIRED_SECTIONS:
+        found = [i for i, h in enumerate(headings) if h.startswith(section)]
+        if not found:
+            problems.append(f"missing the section '## {section}'")
+        elif found[0] < after:
+            problems.append(f"'## {section}' comes before the section it should follow")
+        else:
+            after = found[0]
+    if not re.search(r"^# .+", text, re.MULTILINE):
+        problems.append("no '# Title' line")
+    return problems
+
+
 def test_chapter_has_the_story_sections(chapter):
-    headings = re.findall(r"^## (.+)$", prose(chapter), re.MULTILINE)
-    missing = [s for s in REQUIRED_SECTIONS if not any(h.startswith(s) for h in headings)]
-    assert not missing, f"{chapter.name}: missing sections {missing}"
-    assert re.search(r"^# .+", prose(chapter), re.MULTILINE), "no title"
+    problems = story_problems(prose(chapter))
+    assert not problems, f"{chapter.name}: " + "; ".join(problems)
+
+
+def test_story_check_catches_a_missing_and_a_misplaced_section():
+    page = "# T\n\n" + "\n\n".join(f"## {s}" for s in REQUIRED_SECTIONS)
+    assert story_problems(page) == []
+    no_reading = page.replace("## Further reading", "## What comes next")
+    assert story_problems(no_reading) == ["missing the section '## Further reading'"]
+    swapped = page.replace("## The idea", "## X").replace("## The problem", "## The idea\n\n## The problem")
+    assert story_problems(swapped.replace("## X", "")) == ["'## The idea' comes before the section it should follow"]
 
 
 def test_quiz_has_enough_well_formed_questions(chapter):
