@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test bench lock clean
+.PHONY: install serve build test bench lock clean chapter
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ build: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# A new chapter from the template: make chapter NAME=<slug> TITLE="<title>"
+chapter: $(STAMP)
+	$(PY) docs/hooks/new_chapter.py "$(NAME)" "$(TITLE)"
 
 # Lighthouse budgets of the chapter pages: prints a table (not part of make test).
 bench: $(STAMP)

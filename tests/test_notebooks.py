@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import hooks  # docs/hooks, on pytest's pythonpath
 import nbformat
-import notebooks
+import notebooks  # docs/hooks, on pytest's pythonpath
+import parts
 import pytest
 from nbclient import NotebookClient
 
@@ -29,7 +29,7 @@ def stdout_of(cell) -> str:
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.name)
 def test_chapter_runs_as_a_notebook(chapter, tmp_path):
-    markdown = hooks.fill_values(chapter.read_text(encoding="utf-8"), chapter.name)
+    markdown = parts.expand_page(chapter)
     notebook = notebooks.chapter_notebook(markdown)
     code_cells = [c for c in notebook.cells if c.cell_type == "code"]
     assert len(code_cells) >= 5, f"{chapter.name}: only {len(code_cells)} code cells"

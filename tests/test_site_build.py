@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
+import parts  # docs/hooks, on pytest's pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 # Anything the browser would fetch on load: scripts, styles, images, fonts, frames.
@@ -40,15 +40,9 @@ def test_no_tex_left_unconverted(built_site):
         assert 'class="arithmatex"' not in text, f"{path}: math left for a JavaScript renderer"
 
 
-@pytest.fixture(scope="module")
-def figures_module():
-    import figures
-
-    return figures
-
-
-def test_figures_are_byte_stable(figures_module):
-    for name, draw in figures_module.FIGURES.items():
-        first, second = draw(), draw()
-        assert first == second, f"{name} changes from one build to the next"
-        assert "<svg" in first
+def test_figures_are_byte_stable():
+    for page in parts.load().values():
+        for fig in page.figures.values():
+            first, second = fig.svg(), fig.svg()
+            assert first == second, f"{fig.path} changes from one build to the next"
+            assert "<svg" in first

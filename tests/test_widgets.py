@@ -6,6 +6,7 @@ qkv, not with a copied constant."""
 from __future__ import annotations
 
 import numpy as np
+import parts  # docs/hooks, on pytest's pythonpath
 import pytest
 
 import qkv
@@ -13,10 +14,9 @@ from test_site_browser import LAYOUT_SHIFTS, SCHEMES, WIDTHS, open_page, scroll_
 
 pytestmark = pytest.mark.browser
 
+# Each widget and the page that shows it, from the pages' declarations.
 WIDGET_PAGES = {
-    "token-vector": "chapters/embeddings/",
-    "positions": "chapters/sinusoidal/",
-    "attention": "chapters/attention/",
+    name: page[:-3] + "/" for page, declared in parts.load().items() for name in declared.widgets
 }
 
 
@@ -38,7 +38,7 @@ def widget_page(browser, site_url, name, scheme="light", width=1280):
 
 
 def test_token_vector_shows_the_library_numbers(browser, site_url):
-    page, context, problems, widget = widget_page(browser, site_url, "token-vector")
+    page, context, problems, widget = widget_page(browser, site_url, "token-vectors")
     table = qkv.toy.EMBEDDINGS
     picker = widget.locator("select")
     for token_id, word in enumerate(qkv.toy.VOCAB):
@@ -58,7 +58,7 @@ def test_token_vector_shows_the_library_numbers(browser, site_url):
 
 
 def test_token_vector_works_by_keyboard(browser, site_url):
-    page, context, problems, widget = widget_page(browser, site_url, "token-vector")
+    page, context, problems, widget = widget_page(browser, site_url, "token-vectors")
     widget.locator("select").focus()
     page.keyboard.press("ArrowDown")  # cat -> dog
     assert widget.locator("table.qkv-embedding caption").inner_text().startswith("embedding row 1")

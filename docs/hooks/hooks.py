@@ -1,12 +1,14 @@
-"""MkDocs hooks: figures from the library, math as MathML, nothing off-site.
+"""MkDocs hooks: a page's parts from the library, math as MathML, nothing off-site.
 
-* ``on_page_markdown`` fills ``{{ name }}`` in prose with numbers computed
-  from ``qkv`` (``values.py``), so such numbers cannot drift from the library.
-* ``on_files`` also turns every chapter into a downloadable notebook
-  (``notebooks.py``), linked under the chapter's title.
-* ``on_files`` adds the SVG figures of ``figures.py`` and the widgets' JSON of
-  ``widget_data.py`` as generated files, so every figure and every number an
-  interactive widget shows comes from ``qkv`` at build time.
+* ``on_config`` loads every page's parts (figures, widgets, build-time values
+  declared in the companion module next to the page, see ``parts.py``),
+  importing ``qkv`` and the companions afresh, so ``mkdocs serve`` picks up
+  edits to ``src/qkv`` and to companions (``watch:`` in mkdocs.yml).
+* ``on_files`` adds each figure's SVG and each widget's JSON as generated
+  files, and turns every chapter into a downloadable notebook (``notebooks.py``).
+* ``on_page_markdown`` expands ``<!-- qkv:figure name -->``,
+  ``<!-- qkv:widget name -->`` and ``{{ name }}``; any misuse fails the build
+  with ``file:line``.
 * ``on_page_content`` turns TeX into MathML at build time (no math JavaScript,
   no web fonts: Chromium renders MathML Core natively). Markdown pages carry
   TeX from pymdownx.arithmatex; notebook pages carry ``$...$`` from nbconvert.
@@ -22,16 +24,13 @@ import sys
 from pathlib import Path
 
 from latex2mathml.converter import convert as tex_to_mathml
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import figures  # noqa: E402
 import notebooks  # noqa: E402
-import values  # noqa: E402
-import widget_data  # noqa: E402
-
-_VALUE_REF = re.compile(r"\{\{\s*([a-z0-9_]+)\s*\}\}")
+import parts  # noqa: E402
 
 _ARITHMATEX = re.compile(
     r'<(?P<tag>span|div) class="arithmatex">\s*'
@@ -94,14 +93,35 @@ def _is_notebook(page) -> bool:
     return src.endswith(".ipynb") or (src.startswith("notebooks/") and src.endswith(".py"))
 
 
+_PARTS: dict[str, parts.PageParts] = {}
+
+
+def _fresh_imports() -> None:
+    """Forget qkv and the companions so that a rebuild imports them anew."""
+    for name in list(sys.modules):
+        if name == "qkv" or name.startswith(("qkv.", parts.COMPANION_PREFIX)):
+            del sys.modules[name]
+
+
+def on_config(config):
+    _fresh_imports()
+    try:
+        _PARTS.clear()
+        _PARTS.update(parts.load(Path(config.docs_dir)))
+    except parts.PartsError as error:
+        raise PluginError(str(error)) from None
+    return config
+
+
 def on_files(files, config):
-    for src_uri, draw in figures.FIGURES.items():
-        files.append(File.generated(config, src_uri, content=draw()))
-    for src_uri in widget_data.WIDGET_DATA:
-        files.append(File.generated(config, src_uri, content=widget_data.render(src_uri)))
+    for page in _PARTS.values():
+        for fig in page.figures.values():
+            files.append(File.generated(config, fig.path, content=fig.svg()))
+        for widget in page.widgets.values():
+            files.append(File.generated(config, widget.path, content=widget.json()))
     for chapter in [f for f in files if _is_chapter(f.src_uri)]:
-        markdown = fill_values(Path(chapter.abs_src_path).read_text(encoding="utf-8"), chapter.src_uri)
-        notebook = notebooks.nbformat.writes(notebooks.chapter_notebook(markdown))
+        source = Path(chapter.abs_src_path).read_text(encoding="utf-8")
+        notebook = notebooks.nbformat.writes(notebooks.chapter_notebook(fill_parts(source, chapter.src_uri)))
         files.append(File.generated(config, chapter.src_uri[:-3] + ".ipynb", content=notebook))
     return files
 
@@ -110,20 +130,17 @@ def _is_chapter(src_uri: str) -> bool:
     return src_uri.startswith("chapters/") and src_uri.endswith(".md")
 
 
-def fill_values(markdown: str, where: str) -> str:
-    """Replace ``{{ name }}`` with the value ``values.py`` computed from qkv."""
-
-    def value(match: re.Match[str]) -> str:
-        name = match[1]
-        if name not in values.VALUES:
-            raise KeyError(f"{where}: unknown value {{{{ {name} }}}}; define it in docs/hooks/values.py")
-        return values.VALUES[name]
-
-    return _VALUE_REF.sub(value, markdown)
+def fill_parts(markdown: str, src_uri: str) -> str:
+    """``markdown`` with its page's shortcodes and ``{{ name }}`` expanded."""
+    page_parts = _PARTS.get(src_uri) or parts.PageParts(src_uri)
+    try:
+        return parts.expand(markdown, page_parts, f"docs/{src_uri}")
+    except parts.PartsError as error:
+        raise PluginError(str(error)) from None
 
 
 def on_page_markdown(markdown: str, page, config, files):
-    markdown = fill_values(markdown, page.file.src_uri)
+    markdown = fill_parts(markdown, page.file.src_uri)
     if _is_chapter(page.file.src_uri):
         # Under the title: the same chapter as a notebook, generated above.
         name = page.file.src_uri.split("/")[-1][:-3]

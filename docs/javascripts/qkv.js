@@ -32,19 +32,14 @@
     return prefix + "-" + uid;
   }
 
-  function siteBase() {
-    var config = document.getElementById("__config");
-    try {
-      return JSON.parse(config.textContent).base || ".";
-    } catch (error) {
-      return ".";
-    }
-  }
+  /* The site's root, from this script's own address (.../javascripts/qkv.js),
+     so no theme internals are needed to find data/<widget>.json. */
+  var SITE_ROOT = new URL("../", document.currentScript.src);
 
   var cache = {};
   function loadData(name) {
     if (!cache[name]) {
-      cache[name] = fetch(siteBase() + "/data/" + name + ".json").then(function (response) {
+      cache[name] = fetch(new URL("data/" + name + ".json", SITE_ROOT)).then(function (response) {
         if (!response.ok) throw new Error("cannot load " + name + ".json: HTTP " + response.status);
         return response.json();
       });
@@ -82,7 +77,7 @@
   /* ------------------------------------------------------------------ *
    * Widget 1: token -> one-hot and embedding, with nearest neighbours.   *
    * ------------------------------------------------------------------ */
-  function tokenVector(root, data) {
+  function tokenVectors(root, data) {
     var picker = select(
       data.vocab.map(function (word, id) { return { value: id, label: word + " (id " + id + ")" }; }),
       0
@@ -261,15 +256,19 @@
     render();
   }
 
-  var WIDGETS = { "token-vector": ["token-vectors", tokenVector], positions: ["positions", positions], attention: ["attention", attention] };
+  /* One name per widget, as declared in the page's companion module
+     (docs/chapters/<page>.py, @widget("name")): the page's data-widget, the
+     data file data/<name>.json and the key here. */
+  var WIDGETS = { "token-vectors": tokenVectors, positions: positions, attention: attention };
 
   function mountWidgets() {
     document.querySelectorAll(".qkv-widget[data-widget]").forEach(function (root) {
-      var spec = WIDGETS[root.getAttribute("data-widget")];
-      if (!spec || root.getAttribute("data-ready")) return;
+      var name = root.getAttribute("data-widget");
+      var mount = WIDGETS[name];
+      if (!mount || root.getAttribute("data-ready")) return;
       root.setAttribute("data-ready", "loading");
-      loadData(spec[0]).then(function (data) {
-        spec[1](root, data);
+      loadData(name).then(function (data) {
+        mount(root, data);
         root.setAttribute("data-ready", "true");
       }).catch(function (error) {
         root.setAttribute("data-ready", "error");

@@ -1,0 +1,69 @@
+"""Parts of docs/chapters/embeddings.md drawn from qkv when the site is built.
+
+Declared here, used on the page by name (``<!-- qkv:figure name -->``,
+``<!-- qkv:widget name -->``, ``{{ name }}``); see docs/hooks/parts.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotting
+from parts import figure, value, widget
+from plotting import plt
+
+import qkv
+
+D_MODEL_PAPER = 512
+VOCAB_PAPER = 37_000  # shared BPE vocabulary, WMT14 English-German (section 5.1)
+
+
+@figure(
+    "vocab-similarity",
+    alt="A 15 by 15 heatmap of the cosine similarity between every pair of toy embeddings, with the 15 tokens labelled on both axes. Four bright square blocks on the diagonal stand out: the animals, the foods, the vehicles and the royals; pairs from different groups are dark.",
+    caption="Cosine similarity of every pair of rows of the toy table. Similar tokens form bright blocks: meaning is read by comparing rows, not from any one coordinate.",
+    width=560,
+)
+def vocab_similarity() -> plt.Figure:
+    """Cosine similarity of every pair of the 15 toy embeddings."""
+    sims = qkv.cosine_similarity_matrix(qkv.toy.EMBEDDINGS)  # (15, 15)
+    fig, ax = plt.subplots(figsize=(6.4, 5.6))
+    image = ax.imshow(sims, cmap="viridis", vmin=0, vmax=1)
+    ticks = np.arange(len(qkv.toy.VOCAB))
+    ax.set_xticks(ticks, qkv.toy.VOCAB, rotation=60, ha="right")
+    ax.set_yticks(ticks, qkv.toy.VOCAB)
+    ax.set_title("Toy embeddings: cosine similarity")
+    fig.colorbar(image, ax=ax, label="cosine similarity")
+    return fig
+
+
+@widget(
+    "token-vectors",
+    label="Interactive figure: a token's one-hot vector, embedding row and nearest neighbours",
+    height="24rem",
+)
+def token_vectors() -> dict:
+    table = qkv.toy.EMBEDDINGS  # (15, 4)
+    return {
+        "vocab": list(qkv.toy.VOCAB),
+        "axes": list(qkv.toy.AXES),
+        "embeddings": plotting.rounded(table),
+        "neighbours": [
+            [
+                [qkv.toy.VOCAB[j], round(sim, plotting.DECIMALS)]
+                for j, sim in qkv.nearest_neighbours(i, table, k=3)
+            ]
+            for i in range(len(qkv.toy.VOCAB))
+        ],
+    }
+
+
+@value("sqrt_d_model_paper")
+def sqrt_d_model_paper() -> str:
+    return f"{math.sqrt(D_MODEL_PAPER):.2f}"
+
+
+@value("embedding_table_numbers_paper")
+def embedding_table_numbers_paper() -> str:
+    return f"{VOCAB_PAPER * D_MODEL_PAPER:,}"

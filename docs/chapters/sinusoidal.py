@@ -1,0 +1,122 @@
+"""Parts of docs/chapters/sinusoidal.md drawn from qkv when the site is built.
+
+Declared here, used on the page by name (``<!-- qkv:figure name -->``,
+``<!-- qkv:widget name -->``, ``{{ name }}``); see docs/hooks/parts.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotting
+from parts import figure, value, widget
+from plotting import plt
+
+import qkv
+
+D_MODEL_PAPER = 512
+PE_WIDTHS = (4, 6, 8, 16, 32, 64)  # widths the positions widget offers
+PE_MAX_POSITIONS = 64
+
+
+@figure(
+    "pe-heatmap",
+    alt="Heatmap of the sinusoidal encoding for 64 positions (rows, top to bottom) and 32 dimensions (columns), red for +1 and blue for -1. The leftmost columns, pair i = 0, flicker between red and blue from one row to the next; further right the colour changes more and more slowly, and the rightmost columns are nearly constant stripes: white (sine near 0) alternating with dark red (cosine near 1).",
+    caption="The table for d = 32 and positions 0 to 63. The x axis shows the dimension and its pair i: the leftmost pair is the fastest wave, the rightmost the slowest.",
+    width=640,
+)
+def pe_heatmap(num_positions: int = 64, d_model: int = 32) -> plt.Figure:
+    """Sinusoidal table: positions down, dimensions across, pair i = 0 at left."""
+    table = qkv.sinusoidal_encoding(num_positions, d_model)  # (positions, d_model)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    image = ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+    ax.set_xlabel("dimension (0 = sine of pair i = 0, the fastest wave; right = slowest pairs)")
+    ax.set_ylabel("position (pos, from 0)")
+    ax.set_title(f"Sinusoidal positional encoding, d_model = {d_model}")
+    ticks = np.arange(0, d_model, 4)
+    ax.set_xticks(ticks, [f"{t}\ni={t // 2}" for t in ticks])
+    fig.colorbar(image, ax=ax, label="value (always in [-1, 1])")
+    return fig
+
+
+@figure(
+    "pe-wavelengths",
+    alt="Line chart of wavelength in positions, on a log scale, against the pair index for d = 16 and d = 512. Both lines start at 2 pi, about 6.28 positions, for pair 0 and climb in a straight line on the log scale to 19,869 for the last pair of d = 16 and 60,611 for the last pair of d = 512.",
+    caption="Wavelength of each pair. Pair 0 is the fastest wave at every width; the last pair is the slowest.",
+    width=640,
+)
+def pe_wavelengths() -> plt.Figure:
+    """Wavelength of each dimension pair, d_model = 16 and 512, log scale."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for d_model, marker in ((16, "o"), (512, ".")):
+        waves = qkv.pair_wavelengths(d_model)  # (d_model // 2,)
+        pairs = np.arange(d_model // 2)
+        ax.plot(pairs / (d_model // 2 - 1), waves, marker=marker, linestyle="-", label=f"d_model = {d_model}")
+        ax.annotate(f"{waves[-1]:,.0f}", (1, waves[-1]), textcoords="offset points", xytext=(-52, -4))
+    ax.set_yscale("log")
+    ax.axhline(2 * np.pi, color="grey", linewidth=0.8, linestyle=":")
+    ax.annotate("2\u03c0 = 6.28 (pair i = 0)", (0, 2 * np.pi), textcoords="offset points", xytext=(8, 6))
+    ax.set_xlabel("pair index i, as a fraction of the last pair (0 = first pair, 1 = last)")
+    ax.set_ylabel("wavelength in positions (log scale)")
+    ax.set_title("Each pair's wave is slower than the one before it")
+    ax.legend(loc="lower right")
+    return fig
+
+
+@figure(
+    "pe-similarity-by-offset",
+    alt="Line chart of the cosine similarity between PE(pos) and PE(pos + k) for offsets k from 0 to 60. The d = 512 curve starts at 1 and falls smoothly to about one half; the d = 6 curve oscillates strongly, rising back close to 1 at k = 6 and swinging between high and low values across the whole range.",
+    caption='Cosine similarity against the offset k. "Nearby positions have similar vectors" holds roughly for d = 512 and fails for d = 6.',
+    width=640,
+)
+def pe_similarity_by_offset(max_offset: int = 60) -> plt.Figure:
+    """Cosine similarity of PE(pos) and PE(pos + k) against k, d = 6 and 512."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    offsets = np.arange(max_offset + 1)
+    for d_model in (6, 512):
+        pe = qkv.sinusoidal_encoding(max_offset + 1, d_model)  # (positions, d_model)
+        # Depends on k only, so measure from position 0.
+        sims = [qkv.cosine_similarity(pe[0], pe[k]) for k in offsets]
+        ax.plot(offsets, sims, marker=".", label=f"d_model = {d_model}")
+    ax.set_xlabel("offset k between the two positions")
+    ax.set_ylabel("cosine similarity of PE(pos), PE(pos + k)")
+    ax.set_title("Similarity falls with distance only roughly, and not at all for small d")
+    ax.legend(loc="lower left")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+@widget(
+    "positions",
+    label="Interactive figure: the sinusoidal table as a heatmap, one row in numbers, and token plus position for a short sentence",
+    height="44rem",
+)
+def positions() -> dict:
+    words = ("money", "bank", "grows")
+    tokens = qkv.toy.bank_sentence(words)  # (3, 4)
+    pe = qkv.sinusoidal_encoding(len(words), tokens.shape[1])  # (3, 4)
+    return {
+        "max_positions": PE_MAX_POSITIONS,
+        "tables": {str(d): plotting.rounded(qkv.sinusoidal_encoding(PE_MAX_POSITIONS, d)) for d in PE_WIDTHS},
+        "sentence": {
+            "words": list(words),
+            "axes": list(qkv.toy.BANK_AXES),
+            "tokens": plotting.rounded(tokens),
+            "positions": plotting.rounded(pe),
+            "sums": plotting.rounded(tokens + pe),
+        },
+    }
+
+
+@value("wavelength_first_pair")
+def wavelength_first_pair() -> str:
+    return f"{qkv.pair_wavelengths(D_MODEL_PAPER)[0]:.2f}"
+
+
+@value("wavelength_last_pair_d16")
+def wavelength_last_pair_d16() -> str:
+    return f"{qkv.pair_wavelengths(16)[-1]:,.0f}"
+
+
+@value("wavelength_last_pair_d512")
+def wavelength_last_pair_d512() -> str:
+    return f"{qkv.pair_wavelengths(D_MODEL_PAPER)[-1]:,.0f}"

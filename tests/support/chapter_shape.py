@@ -1,0 +1,129 @@
+"""The shape every chapter promises, as ``file:line: what to fix`` messages.
+
+The story's eight sections in order, a quiz of at least seven well-formed
+questions, figures only through shortcodes (their alt text and captions are
+declared in the page's companion module, see docs/hooks/parts.py), and no
+``TODO(chapter):`` placeholder left by ``make chapter``. The rules live in
+docs/hooks/story.py; tests/test_chapters.py runs this on every chapter.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import story  # docs/hooks, on pytest's pythonpath
+from page_blocks import split_page
+
+QUIZ = re.compile(r'<div class="quiz" markdown>(?P<body>.*?)</div>', re.DOTALL)
+QUESTION = re.compile(r"^\*\*\d+\.\s.+\*\*[ \t]*$", re.MULTILINE)
+CHOICE = re.compile(r"^- (?P<letter>[A-E])\.\s+\S", re.MULTILINE)
+ANSWER = re.compile(r'^\?\?\?\+? success "Answer: (?P<letter>[A-E])"\s*$', re.MULTILINE)
+IMAGE = re.compile(r"!\[[^\]]*\]\([^)]+\)|<img\b", re.IGNORECASE)
+HEADING = re.compile(r"^## (?P<title>.+)$")
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def story_problems(text: str, where: str) -> list[str]:
+    """Missing or misplaced story sections (H2 headings outside code blocks)."""
+    _, prose = split_page(text)
+    headings = [(number, m["title"]) for number, line in prose if (m := HEADING.match(line))]
+    problems, after, after_line = [], -1, 1
+    for (name, purpose), prefix in zip(story.SECTIONS, story.SECTION_PREFIXES):
+        found = [i for i, (_, title) in enumerate(headings) if title.startswith(prefix)]
+        if not found:
+            problems.append(
+                f"{where}:{after_line}: missing the section '## {name}' ({purpose}); "
+                "add it after this line"
+            )
+        elif found[0] < after:
+            problems.append(
+                f"{where}:{headings[found[0]][0]}: '## {name}' comes before the section it should "
+                f"follow; the order is: {', '.join(n for n, _ in story.SECTIONS)}"
+            )
+        else:
+            after, after_line = found[0], headings[found[0]][0]
+    if not any(re.match(r"^# \S", line) for _, line in prose):
+        problems.append(f"{where}:1: no '# Title' line at the top of the page")
+    return problems
+
+
+def quiz(text: str) -> list[dict]:
+    """Each question: its line, text, choice letters and answer letter."""
+    questions = []
+    for match in QUIZ.finditer(text):
+        body = match["body"]
+        question = QUESTION.search(body)
+        answer = ANSWER.search(body)
+        questions.append(
+            {
+                "line": _line(text, match.start()),
+                "question": question.group(0) if question else None,
+                "choices": CHOICE.findall(body),
+                "answer": answer["letter"] if answer else None,
+            }
+        )
+    return questions
+
+
+def quiz_problems(text: str, where: str) -> list[str]:
+    questions = quiz(text)
+    problems = []
+    if len(questions) < story.MIN_QUESTIONS:
+        line = questions[-1]["line"] if questions else 1
+        problems.append(
+            f"{where}:{line}: the quiz has {len(questions)} question(s); write at least "
+            f"{story.MIN_QUESTIONS}, each in its own <div class=\"quiz\" markdown> (format in CONTRIBUTING.md)"
+        )
+    for number, q in enumerate(questions, 1):
+        at = f"{where}:{q['line']}: quiz question {number}"
+        if not q["question"]:
+            problems.append(f"{at} has no '**{number}. Question?**' line")
+        if len(q["choices"]) < 2:
+            problems.append(f"{at} has fewer than two choices ('- A. ...', '- B. ...')")
+        elif q["choices"] != sorted(q["choices"]):
+            problems.append(f"{at}: choices are out of order ({', '.join(q['choices'])})")
+        if q["answer"] is None:
+            problems.append(f'{at} has no answer line (\'??? success "Answer: B"\')')
+        elif q["answer"] not in q["choices"]:
+            problems.append(f"{at}: the answer {q['answer']} is not one of its choices")
+    return problems
+
+
+def figure_problems(text: str, where: str) -> list[str]:
+    """Images must come through ``<!-- qkv:figure name -->`` (alt text and caption declared)."""
+    blocks, prose = split_page(text)
+    return [
+        f"{where}:{number}: an image written by hand; declare it with @figure in the page's "
+        "companion module and write '<!-- qkv:figure name -->' instead"
+        for number, line in prose
+        if IMAGE.search(line)
+    ]
+
+
+def placeholder_problems(text: str, where: str) -> list[str]:
+    return [
+        f"{where}:{number}: {line.strip().removeprefix('<!--').removesuffix('-->').strip()}"
+        for number, line in enumerate(text.splitlines(), 1)
+        if story.PLACEHOLDER in line
+    ]
+
+
+def chapter_problems(path: Path, where: str | None = None) -> list[str]:
+    """Every shape problem of one chapter page, in page order, then its companion's placeholders."""
+    where = where or str(path)
+    text = path.read_text(encoding="utf-8")
+    problems = (
+        placeholder_problems(text, where)
+        + story_problems(text, where)
+        + quiz_problems(text, where)
+        + figure_problems(text, where)
+    )
+    problems.sort(key=lambda p: int(p[len(where) + 1 :].split(":", 1)[0]))
+    companion = path.with_suffix(".py")
+    if companion.is_file():
+        problems += placeholder_problems(companion.read_text(encoding="utf-8"), where[:-3] + ".py")
+    return problems

@@ -1,0 +1,150 @@
+"""A page's parts: declared next to the page, used by one name, misuse fails
+the build with file:line (docs/hooks/parts.py, docs/hooks/hooks.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import parts  # docs/hooks, on pytest's pythonpath
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+COMPANION = '''
+from parts import figure, value, widget
+from plotting import plt
+
+
+@figure("demo-line", alt="A straight line rising from the lower left to the upper right corner.",
+        caption="A line.", width=480)
+def demo_line():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    return fig
+
+
+@widget("demo-widget", label="Interactive figure: a demo", height="10rem")
+def demo_widget():
+    return {"answer": 42}
+
+
+@value("demo_value")
+def demo_value():
+    return "0.5000"
+'''
+
+
+def make_docs(tmp_path: Path, page: str, companion: str | None = COMPANION, name: str = "demo") -> Path:
+    docs = tmp_path / "docs"
+    (docs / "chapters").mkdir(parents=True)
+    (docs / "chapters" / f"{name}.md").write_text(textwrap.dedent(page).lstrip(), encoding="utf-8")
+    if companion is not None:
+        (docs / "chapters" / f"{name}.py").write_text(companion, encoding="utf-8")
+    return docs
+
+
+def expand(tmp_path: Path, page: str, companion: str | None = COMPANION) -> str:
+    docs = make_docs(tmp_path, page, companion)
+    return parts.expand_page(docs / "chapters" / "demo.md", docs)
+
+
+def test_the_site_declares_every_part_it_uses():
+    everything = parts.load()
+    for page, page_parts in everything.items():
+        parts.expand_page(ROOT / "docs" / page)  # raises PartsError on any misuse
+    figures = [f for p in everything.values() for f in p.figures.values()]
+    widgets = [w for p in everything.values() for w in p.widgets.values()]
+    assert figures and widgets
+
+
+def test_shortcodes_and_values_expand(tmp_path):
+    text = expand(
+        tmp_path,
+        """
+        # Demo
+
+        The value is {{ demo_value }}.
+
+        <!-- qkv:figure demo-line -->
+
+        <!-- qkv:widget demo-widget -->
+        """,
+    )
+    assert "The value is 0.5000." in text
+    assert '![A straight line rising from the lower left to the upper right corner.](../figures/demo-line.svg){ width="480" }' in text
+    assert "<figcaption>A line.</figcaption>" in text
+    assert 'data-widget="demo-widget"' in text and 'style="min-height: 10rem"' in text
+    assert 'aria-label="Interactive figure: a demo"' in text
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("<!-- qkv:figure no-such-figure -->", "docs/chapters/demo.md:3: unknown figure 'no-such-figure': declare it with @figure('no-such-figure', ...) in docs/chapters/demo.py (declared there: demo-line)"),
+        ("<!-- qkv:widget nope -->", "docs/chapters/demo.md:3: unknown widget 'nope'"),
+        ("<!-- qkv:figur demo-line -->", "docs/chapters/demo.md:3: malformed shortcode '<!-- qkv:figur demo-line -->'"),
+        ("<!-- qkv:figure Demo_Line -->", "docs/chapters/demo.md:3: malformed shortcode"),
+        ("See <!-- qkv:figure demo-line --> here.", "docs/chapters/demo.md:3: malformed shortcode"),
+        ("It is {{ no_such_value }}.", "docs/chapters/demo.md:3: unknown value {{ no_such_value }}: declare it with @value('no_such_value') in docs/chapters/demo.py"),
+        ("It is {{ Demo_Value }}.", "docs/chapters/demo.md:3: malformed value '{{ Demo_Value }}'"),
+    ],
+)
+def test_misuse_is_reported_with_file_and_line(tmp_path, line, message):
+    with pytest.raises(parts.PartsError) as error:
+        expand(tmp_path, f"# Demo\n\n{line}\n")
+    assert message in str(error.value)
+
+
+def test_a_page_without_companion_cannot_use_parts(tmp_path):
+    with pytest.raises(parts.PartsError, match=r"demo.md:1: unknown figure 'x'.*declared there: none"):
+        expand(tmp_path, "<!-- qkv:figure x -->\n", companion=None)
+
+
+def test_declarations_are_checked(tmp_path):
+    short_alt = 'from parts import figure\n\n@figure("f", alt="A plot.", caption="c")\ndef f():\n    return "<svg/>"\n'
+    with pytest.raises(parts.PartsError, match="figure f: alt text must say what the figure shows"):
+        expand(tmp_path, "# Demo\n", companion=short_alt)
+    bad_height = 'from parts import widget\n\n@widget("w", label="l", height="big")\ndef w():\n    return {}\n'
+    with pytest.raises(parts.PartsError, match="widget w: height must be a CSS length"):
+        parts.load_page(make_docs(tmp_path / "b", "# Demo\n", bad_height) / "chapters" / "demo.md", tmp_path / "b" / "docs")
+
+
+def test_a_name_declared_by_two_pages_is_an_error(tmp_path):
+    docs = make_docs(tmp_path, "# One\n")
+    (docs / "chapters" / "other.md").write_text("# Two\n")
+    (docs / "chapters" / "other.py").write_text(COMPANION)
+    with pytest.raises(parts.PartsError, match="figures/demo-line.svg is declared by both chapters/demo.md and chapters/other.md"):
+        parts.load(docs)
+
+
+def test_the_build_fails_on_an_unknown_part_naming_file_and_line(tmp_path):
+    """The real hooks in a real (small) mkdocs build: the error reaches the user."""
+    docs = make_docs(tmp_path, "# Demo\n\nText.\n\n<!-- qkv:figure missing -->\n")
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: demo\n"
+        f"hooks:\n  - {ROOT / 'docs' / 'hooks' / 'hooks.py'}\n"
+        "exclude_docs: |\n  *.py\n"
+        "markdown_extensions:\n  - md_in_html\n  - attr_list\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0
+    assert "docs/chapters/demo.md:5: unknown figure 'missing'" in result.stderr
+    assert docs.is_dir()
+
+
+def test_alt_text_and_captions_count_as_prose(tmp_path):
+    """A number in a figure's alt text that no output shows is caught, at the shortcode's line."""
+    from prose_numbers import unchecked_numbers
+
+    companion = COMPANION.replace("lower left to the upper right corner.", "lower left to 0.1234 at the upper right.")
+    docs = make_docs(tmp_path, "# Demo\n\nText.\n\n<!-- qkv:figure demo-line -->\n", companion)
+    page = docs / "chapters" / "demo.md"
+    assert unchecked_numbers(page) == [f"{page}:5: 0.1234 is not in any verified output"]
