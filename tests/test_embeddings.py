@@ -312,3 +312,21 @@ class TestOneHotSize:
 
     def test_no_ids(self):
         assert one_hot([], 4).shape == (0, 4)
+
+
+class TestSimilarityMatrixSize:
+    def test_matrix_refused_above_the_limit(self):
+        with pytest.raises(
+            ValueError,
+            match=r"the similarities of the 100000 rows of vectors would need a float64 array of "
+            r"shape \(100000, 100000\): 80,000,000,000 bytes",
+        ):
+            cosine_similarity_matrix(np.ones((10**5, 2)))
+
+    def test_nearest_neighbours_names_table(self, monkeypatch):
+        from qkv import _checks
+
+        monkeypatch.setattr(_checks, "MAX_ARRAY_BYTES", 8 * 15 * 15)
+        assert len(nearest_neighbours(0, toy.EMBEDDINGS)) == 3  # 15 rows: at the limit
+        with pytest.raises(ValueError, match="the similarities of the 16 rows of table would need"):
+            nearest_neighbours(0, np.ones((16, 2)))

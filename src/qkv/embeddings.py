@@ -203,7 +203,9 @@ def cosine_similarity_matrix(vectors: Any) -> np.ndarray:
     TypeError
         If ``vectors`` is not numeric.
     ValueError
-        If ``vectors`` is not 2-D, holds NaN/inf, or has an all-zero row.
+        If ``vectors`` is not 2-D, holds NaN/inf, or has an all-zero row, or
+        the (n, n) result would exceed ``qkv._checks.MAX_ARRAY_BYTES``
+        (2 GiB, so n at most 16,384).
 
     Notes
     -----
@@ -238,6 +240,8 @@ def _scaled_rows(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _cosine_rows(arr: np.ndarray, name: str) -> np.ndarray:
+    n = arr.shape[0]
+    check_array_bytes((n, n), np.float64, f"the similarities of the {n} rows of {name}")
     scaled, is_zero = _scaled_rows(arr)  # (n, d): same directions, entries in (-1, 1)
     zero_rows = np.flatnonzero(is_zero)
     if zero_rows.size:
@@ -274,7 +278,9 @@ def nearest_neighbours(token_id: int, table: Any, k: int = 3) -> list[tuple[int,
     ValueError
         If ``token_id`` is out of range, ``k`` is not in
         ``1 .. vocab_size - 1``, or ``table`` is not a valid 2-D table
-        without zero rows.
+        without zero rows. The similarities are computed as a full
+        (vocab_size, vocab_size) matrix, so a table of more than 16,384 rows
+        is refused (``qkv._checks.MAX_ARRAY_BYTES``, 2 GiB).
 
     Examples
     --------
