@@ -431,3 +431,195 @@ class TestSelfAttention:
             ValueError, match=r"mask of shape \(4, 4\) does not broadcast .* \(3, 3\)"
         ):
             _attend(MONEY, mask=causal_mask(4))
+
+
+class TestOverflow:
+    """Scores beyond float64's range are refused in the user's words, never returned wrong."""
+
+    OVERFLOW = (
+        r"the attention scores query @ key\.T \* scale overflow float64 at score index "
+        r"\(0, 0\) \(\|score\| > 1\.8e308, or inf - inf inside a dot product\), so their "
+        r"softmax cannot be computed: make query, key or scale smaller"
+    )
+
+    def test_planted_query_1e200_against_key_minus_1e200(self, no_warnings):
+        # Before: the score -1e400 became -inf, the row passed for a fully masked
+        # one and the weights came back [0.0], summing to 0.
+        with pytest.raises(ValueError, match=self.OVERFLOW):
+            scaled_dot_product_attention([[1e200]], [[-1e200]], [[1.0]])
+
+    def test_planted_two_keys(self, no_warnings):
+        with pytest.raises(ValueError, match=self.OVERFLOW):
+            scaled_dot_product_attention([[1e200]], [[-1e200], [-1e200]], [[1.0], [2.0]])
+
+    def test_positive_overflow(self, no_warnings):
+        # Before: +inf reached softmax, whose error named its own argument "x".
+        with pytest.raises(ValueError, match=self.OVERFLOW):
+            scaled_dot_product_attention([[1e200]], [[1e200], [1.0]], [[1.0], [2.0]])
+
+    def test_inf_minus_inf_inside_the_dot_product(self, no_warnings):
+        # The true score is 1e400 - 1e400 = 0, but float64 computes inf - inf = NaN.
+        with pytest.raises(ValueError, match=self.OVERFLOW):
+            scaled_dot_product_attention([[1e200, 1e200]], [[1e200, -1e200]], [[1.0]])
+
+    def test_overflow_from_scale_names_scale(self, no_warnings):
+        with pytest.raises(ValueError, match="make query, key or scale smaller"):
+            scaled_dot_product_attention([[1e154]], [[1e154]], [[1.0]], scale=1e300)
+
+    def test_index_of_the_first_bad_score_in_a_batch(self):
+        q = np.ones((2, 2, 1))
+        q[1, 0, 0] = 1e200
+        k = np.ones((2, 3, 1))
+        k[1, 2, 0] = -1e200
+        with pytest.raises(ValueError, match=r"at score index \(1, 0, 2\)"):
+            scaled_dot_product_attention(q, k, np.ones((2, 3, 1)))
+
+    def test_mask_that_overflows_the_scores(self, no_warnings):
+        with pytest.raises(
+            ValueError,
+            match=r"adding mask to the attention scores query @ key\.T \* scale overflows "
+            r"float64 at score index \(0, 1\): block a key with -inf",
+        ):
+            scaled_dot_product_attention(
+                [[1.0]], [[0.0], [1e308]], [[1.0], [2.0]], np.array([[0.0, 1e308]]), scale=1.0
+            )
+
+    def test_mask_of_large_negative_values_that_overflows(self, no_warnings):
+        # -1e308 + -1e308 is -inf in float64: it would pass for a blocked key.
+        with pytest.raises(ValueError, match="adding mask to the attention scores"):
+            scaled_dot_product_attention(
+                [[1.0]], [[-1e308]], [[1.0]], np.array([[-1e308]]), scale=1.0
+            )
+
+    def test_output_that_overflows_names_value(self, no_warnings):
+        # Eleven equal weights of 1/11 over the largest float64 round past it.
+        top = np.finfo(np.float64).max
+        with pytest.raises(
+            ValueError,
+            match=r"the output weights @ value overflows float64 at index \(0, 0\).*"
+            r"make value smaller",
+        ):
+            scaled_dot_product_attention(np.zeros((1, 1)), np.zeros((11, 1)), np.full((11, 1), top))
+
+    def test_huge_but_finite_scores_are_computed(self, no_warnings):
+        # Scores of +/-1e300 are in range: the softmax is exact and sums to 1.
+        out, weights = scaled_dot_product_attention(
+            [[1e150]], [[1e150], [-1e150]], [[1.0], [2.0]], scale=1.0
+        )
+        assert weights.tolist() == [[1.0, 0.0]]
+        assert out.tolist() == [[1.0]]
+
+    def test_self_attention_projection_overflow_names_x_and_the_matrix(self, no_warnings):
+        ok = [[1.0]]
+        for name, args in (
+            ("w_query", ([[1e200]], ok, ok)),
+            ("w_key", (ok, [[1e200]], ok)),
+            ("w_value", (ok, ok, [[1e200]])),
+        ):
+            with pytest.raises(
+                ValueError,
+                match=rf"x @ {name} overflows float64 at index \(0, 0\) \(it holds inf or NaN\): "
+                rf"make x or {name} smaller",
+            ):
+                self_attention([[1e200]], *args)
+
+    def test_self_attention_score_overflow_names_the_projections(self, no_warnings):
+        with pytest.raises(
+            ValueError,
+            match=r"the attention scores \(x @ w_query\) @ \(x @ w_key\)\.T \* scale overflow "
+            r"float64.*make x @ w_query, x @ w_key or scale smaller",
+        ):
+            self_attention([[1e200]], [[1e100]], [[-1e100]], [[1.0]])
+
+    def test_self_attention_needs_a_query_column(self):
+        with pytest.raises(ValueError, match=r"w_query and w_key must have at least one column"):
+            self_attention(np.ones((2, 3)), np.ones((3, 0)), np.ones((3, 0)), np.ones((3, 2)))
+
+
+class TestEmptyInputs:
+    """Empty inputs give the formula's empty (or zero) result, never NumPy's reduction error."""
+
+    @pytest.mark.parametrize("shape, axis", [((0,), -1), ((2, 0), -1), ((0, 3), -1), ((0, 3), 0)])
+    def test_softmax_of_nothing_is_empty(self, shape, axis, no_warnings):
+        out = softmax(np.zeros(shape), axis=axis)
+        assert out.shape == shape
+        assert out.dtype == np.float64
+
+    def test_softmax_of_an_empty_list(self):
+        assert softmax([]).tolist() == []
+
+    def test_softmax_bad_axis_on_empty_input_names_axis(self):
+        with pytest.raises(np.exceptions.AxisError, match="axis 2"):
+            softmax(np.zeros((2, 0)), axis=2)
+
+    def test_no_keys_is_like_a_fully_masked_row(self, no_warnings):
+        out, weights = scaled_dot_product_attention(np.ones((2, 3)), np.ones((0, 3)), np.ones((0, 4)))
+        assert weights.shape == (2, 0)
+        assert out.tolist() == [[0.0] * 4, [0.0] * 4]
+
+    def test_no_queries_gives_no_rows(self, no_warnings):
+        out, weights = scaled_dot_product_attention(np.ones((0, 3)), np.ones((5, 3)), np.ones((5, 4)))
+        assert out.shape == (0, 4)
+        assert weights.shape == (0, 5)
+
+    def test_empty_batch(self, no_warnings):
+        out, weights = scaled_dot_product_attention(
+            np.ones((0, 2, 3)), np.ones((0, 5, 3)), np.ones((0, 5, 4))
+        )
+        assert out.shape == (0, 2, 4)
+        assert weights.shape == (0, 2, 5)
+
+    def test_self_attention_on_an_empty_sentence(self, no_warnings):
+        out, weights = self_attention(np.zeros((0, 4)), toy.W_QUERY, toy.W_KEY, toy.W_VALUE)
+        assert out.shape == (0, 4)
+        assert weights.shape == (0, 0)
+
+    def test_self_attention_on_the_toy_empty_sentence(self, no_warnings):
+        out, _ = self_attention(toy.bank_sentence([]), toy.W_QUERY, toy.W_KEY, toy.W_VALUE)
+        assert out.shape == (0, 4)
+
+
+class TestSizeLimits:
+    """Arrays above qkv._checks.MAX_ARRAY_BYTES are refused before anything is allocated."""
+
+    def test_causal_mask_of_100000_positions(self):
+        with pytest.raises(
+            ValueError,
+            match=r"length=100000 would need a bool array of shape \(100000, 100000\): "
+            r"10,000,000,000 bytes \(9\.3 GiB\), more than the limit of 2,147,483,648 bytes "
+            r"\(2 GiB\) per array set by qkv\._checks\.MAX_ARRAY_BYTES",
+        ):
+            causal_mask(10**5)
+
+    def test_causal_mask_limit_is_the_documented_constant(self, monkeypatch):
+        from qkv import _checks
+
+        monkeypatch.setattr(_checks, "MAX_ARRAY_BYTES", 100)
+        assert causal_mask(10).shape == (10, 10)  # 100 bytes: at the limit
+        with pytest.raises(ValueError, match=r"length=11 would need .* 121 bytes"):
+            causal_mask(11)
+
+    def test_scores_of_100000_queries(self):
+        x = np.ones((10**5, 1))
+        with pytest.raises(
+            ValueError,
+            match=r"the attention scores query @ key\.T \* scale would need a float64 array "
+            r"of shape \(100000, 100000\): 80,000,000,000 bytes",
+        ):
+            scaled_dot_product_attention(x, x, x)
+
+    def test_scores_count_the_broadcast_batch(self, monkeypatch):
+        from qkv import _checks
+
+        monkeypatch.setattr(_checks, "MAX_ARRAY_BYTES", 8 * 2 * 3 * 4)
+        q, k = np.ones((2, 3, 1)), np.ones((1, 4, 1))
+        assert scaled_dot_product_attention(q, k, np.ones((4, 1)))[1].shape == (2, 3, 4)
+        with pytest.raises(ValueError, match=r"shape \(3, 3, 4\): 288 bytes"):
+            scaled_dot_product_attention(np.ones((3, 3, 1)), k, np.ones((4, 1)))
+
+    def test_self_attention_scores_name_x(self):
+        w = np.ones((1, 1))
+        with pytest.raises(
+            ValueError, match=r"the attention scores \(x @ w_query\) @ \(x @ w_key\)\.T \* scale would need"
+        ):
+            self_attention(np.ones((10**5, 1)), w, w, w)

@@ -132,3 +132,48 @@ class TestTokenIds:
             _checks.check_token_id(4, 4)
         with pytest.raises(TypeError, match="token_id must be an integer"):
             _checks.check_token_id(True, 4)
+
+
+class TestArrayBytes:
+    def test_at_the_limit_passes_one_byte_more_fails(self, monkeypatch):
+        monkeypatch.setattr(_checks, "MAX_ARRAY_BYTES", 80)
+        _checks.check_array_bytes((10,), np.float64, "n=10")
+        _checks.check_array_bytes((80,), bool, "n=80")
+        with pytest.raises(
+            ValueError,
+            match=r"n=81 would need a bool array of shape \(81,\): 81 bytes \(0\.0 GiB\), more than "
+            r"the limit of 80 bytes \(7\.45058e-08 GiB\) per array set by qkv\._checks\.MAX_ARRAY_BYTES",
+        ):
+            _checks.check_array_bytes((81,), bool, "n=81")
+
+    def test_default_limit_is_2_gib(self):
+        assert _checks.MAX_ARRAY_BYTES == 2 * 1024**3
+        _checks.check_array_bytes((2**28,), np.float64, "n")  # exactly 2 GiB: allowed
+        with pytest.raises(ValueError, match=r"n would need a float64 array of shape \(268435457,\)"):
+            _checks.check_array_bytes((2**28 + 1,), np.float64, "n")
+
+    def test_huge_shapes_do_not_overflow_the_count(self):
+        # 10**12 * 10**12 * 8 is far past int64: counted with Python ints, not NumPy's.
+        with pytest.raises(ValueError, match=r"8,000,000,000,000,000,000,000,000 bytes"):
+            _checks.check_array_bytes((10**12, 10**12), np.float64, "n")
+
+
+class TestSeed:
+    @pytest.mark.parametrize("value", [0, 7, np.int64(3), np.uint32(2)])
+    def test_accepts_non_negative_integers(self, value):
+        result = _checks.check_seed(value)
+        assert result == int(value) and type(result) is int
+
+    def test_none(self):
+        assert _checks.check_seed(None) is None
+        with pytest.raises(TypeError, match="seed must be a non-negative integer, got None"):
+            _checks.check_seed(None, allow_none=False)
+
+    @pytest.mark.parametrize("value", [True, np.bool_(False), 1.5, 2.0, "3", [1]])
+    def test_rejects_non_integers(self, value):
+        with pytest.raises(TypeError, match="seed must be a non-negative integer or None, got"):
+            _checks.check_seed(value)
+
+    def test_rejects_negative(self):
+        with pytest.raises(ValueError, match="random_state must be a non-negative integer or None, got -1"):
+            _checks.check_seed(-1, "random_state")

@@ -232,3 +232,101 @@ class TestNearestNeighbours:
     def test_zero_row_in_table(self):
         with pytest.raises(ValueError, match="row 1 of table is all zeros"):
             nearest_neighbours(0, [[1.0, 0.0], [0.0, 0.0]], k=1)
+
+
+class TestCosineAtTheEdgesOfFloat64:
+    """Each vector is scaled (by a power of two) before its norm is taken."""
+
+    def test_huge_vector_with_itself(self):
+        # Before: the norm overflowed to inf and the result was NaN.
+        assert cosine_similarity([1e200, 1e200], [1e200, 1e200]) == 1.0
+
+    def test_huge_vectors_orthogonal_and_opposite(self):
+        assert cosine_similarity([1e200, 0.0], [0.0, 1e-200]) == 0.0
+        assert cosine_similarity([1e300, -1e300], [-1e300, 1e300]) == -1.0
+
+    def test_largest_float_with_itself(self):
+        top = np.finfo(np.float64).max
+        assert cosine_similarity([top, top, top], [top, top, top]) == 1.0
+
+    def test_tiny_vector_is_not_a_zero_vector(self):
+        # Before: [1e-200] was called "all zeros": its squared norm underflows.
+        assert cosine_similarity([1e-200], [1e-200]) == 1.0
+        assert cosine_similarity([1e-200], [-3e-200]) == -1.0
+
+    def test_subnormal_entries(self):
+        tiny = 5e-324  # the smallest positive float64
+        assert cosine_similarity([tiny, tiny], [tiny, 0.0]) == pytest.approx(np.sqrt(0.5), rel=1e-15)
+
+    def test_mixed_magnitudes_match_the_ordinary_answer(self):
+        a, b = np.array([3.0, 4.0]), np.array([4.0, 3.0])
+        expected = cosine_similarity(a, b)  # 24/25
+        assert expected == pytest.approx(0.96, rel=1e-15)
+        assert cosine_similarity(a * 1e250, b * 1e-250) == expected
+
+    def test_matrix_huge_row_has_self_similarity_one(self):
+        # Before: a row of 1e200s had self-similarity 0.0.
+        sims = cosine_similarity_matrix([[1e200, 1e200], [1.0, 0.0], [1e-200, 0.0]])
+        # Within rounding, as for any row: [1, 1] / sqrt(2) squared sums to 1 - 2**-52.
+        assert np.diag(sims) == pytest.approx([1.0, 1.0, 1.0], rel=1e-15)
+        assert sims[1, 2] == 1.0  # [1, 0] and [1e-200, 0] point the same way
+        assert sims[0, 1] == pytest.approx(np.sqrt(0.5), rel=1e-15)
+
+    def test_matrix_tiny_row_is_not_a_zero_row(self):
+        sims = cosine_similarity_matrix([[1e-200, 2e-200], [2.0, 4.0]])
+        assert sims == pytest.approx(np.ones((2, 2)), rel=1e-15)
+
+    def test_matrix_still_refuses_a_real_zero_row(self):
+        with pytest.raises(ValueError, match="row 1 of vectors is all zeros"):
+            cosine_similarity_matrix([[1e-200], [0.0]])
+
+    def test_zero_vector_still_refused(self):
+        with pytest.raises(ValueError, match="undefined for a zero vector: a is all zeros"):
+            cosine_similarity([0.0, 0.0], [1e-200, 0.0])
+
+    def test_nearest_neighbours_in_a_huge_table(self):
+        # Id order and similarity order differ, so similarities that collapse to 0 would show.
+        table = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.1]]) * 1e300
+        assert [j for j, _ in nearest_neighbours(0, table, k=2)] == [2, 1]
+
+    def test_matrix_of_no_rows(self):
+        assert cosine_similarity_matrix(np.zeros((0, 3))).shape == (0, 0)
+
+
+class TestOneHotSize:
+    def test_refused_above_the_limit(self):
+        with pytest.raises(
+            ValueError,
+            match=r"token_ids of length 1000 and vocab_size=1000000 would need a float64 array "
+            r"of shape \(1000, 1000000\): 8,000,000,000 bytes",
+        ):
+            one_hot(np.zeros(1000, dtype=int), 10**6)
+
+    def test_limit_is_the_documented_constant(self, monkeypatch):
+        from qkv import _checks
+
+        monkeypatch.setattr(_checks, "MAX_ARRAY_BYTES", 8 * 12)
+        assert one_hot([0, 1, 2], 4).shape == (3, 4)  # 96 bytes: at the limit
+        with pytest.raises(ValueError, match="vocab_size=5 would need"):
+            one_hot([0, 1, 2], 5)
+
+    def test_no_ids(self):
+        assert one_hot([], 4).shape == (0, 4)
+
+
+class TestSimilarityMatrixSize:
+    def test_matrix_refused_above_the_limit(self):
+        with pytest.raises(
+            ValueError,
+            match=r"the similarities of the 100000 rows of vectors would need a float64 array of "
+            r"shape \(100000, 100000\): 80,000,000,000 bytes",
+        ):
+            cosine_similarity_matrix(np.ones((10**5, 2)))
+
+    def test_nearest_neighbours_names_table(self, monkeypatch):
+        from qkv import _checks
+
+        monkeypatch.setattr(_checks, "MAX_ARRAY_BYTES", 8 * 15 * 15)
+        assert len(nearest_neighbours(0, toy.EMBEDDINGS)) == 3  # 15 rows: at the limit
+        with pytest.raises(ValueError, match="the similarities of the 16 rows of table would need"):
+            nearest_neighbours(0, np.ones((16, 2)))

@@ -263,3 +263,81 @@ class TestLearned:
             positional_rows([["a"]], 1)
         with pytest.raises(ValueError, match="table must be finite"):
             positional_rows([[np.nan]], 1)
+
+
+class TestLearnedSeedAndScale:
+    @pytest.mark.parametrize(
+        "seed, exc, message",
+        [
+            (-1, ValueError, "seed must be a non-negative integer or None, got -1"),
+            (1.5, TypeError, "seed must be a non-negative integer or None, got 1.5 of type float"),
+            (True, TypeError, "seed must be a non-negative integer or None, got True of type bool"),
+            ("0", TypeError, "seed must be a non-negative integer or None, got '0' of type str"),
+        ],
+    )
+    def test_bad_seed_names_seed(self, seed, exc, message):
+        # Before: NumPy's "expected non-negative integer" / "SeedSequence expects int",
+        # and True was silently taken as seed 1.
+        with pytest.raises(exc, match=message):
+            learned_positional_table(4, 4, seed=seed)
+
+    def test_none_and_numpy_integers_are_seeds(self):
+        assert learned_positional_table(4, 4, seed=None).shape == (4, 4)
+        np.testing.assert_array_equal(
+            learned_positional_table(4, 4, seed=np.int64(3)), learned_positional_table(4, 4, seed=3)
+        )
+
+    def test_default_scale_is_0_02(self):
+        # Hugging Face's initializer_range, as the docstring says (OpenAI's GPT-2 code uses 0.01 for wpe).
+        table = learned_positional_table(512, 768)
+        assert table.std() == pytest.approx(0.02, rel=0.01)
+        assert learned_positional_table(512, 768, scale=0.01).std() == pytest.approx(0.01, rel=0.01)
+
+
+class TestSizeLimits:
+    """Tables above qkv._checks.MAX_ARRAY_BYTES are refused at once, naming the arguments."""
+
+    def test_sinusoidal_a_billion_positions(self):
+        # Before: NumPy filled memory for many seconds, then raised MemoryError.
+        with pytest.raises(
+            ValueError,
+            match=r"num_positions=1000000000 and d_model=512 would need a float64 array of shape "
+            r"\(1000000000, 512\): 4,096,000,000,000 bytes \(3814\.7 GiB\), more than the limit "
+            r"of 2,147,483,648 bytes \(2 GiB\) per array set by qkv\._checks\.MAX_ARRAY_BYTES",
+        ):
+            sinusoidal_encoding(10**9, 512)
+
+    def test_sinusoidal_limit_is_the_documented_constant(self, monkeypatch):
+        from qkv import _checks
+
+        monkeypatch.setattr(_checks, "MAX_ARRAY_BYTES", 8 * 10 * 4)
+        assert sinusoidal_encoding(10, 4).shape == (10, 4)  # 320 bytes: at the limit
+        with pytest.raises(ValueError, match=r"num_positions=11 and d_model=4 would need .* 352 bytes"):
+            sinusoidal_encoding(11, 4)
+
+    def test_sinusoidal_still_checks_d_model_first(self):
+        with pytest.raises(ValueError, match="d_model must be even"):
+            sinusoidal_encoding(10**9, 513)
+
+    @pytest.mark.parametrize("function", [pair_frequencies, pair_wavelengths])
+    def test_frequencies_of_a_huge_d_model(self, function):
+        with pytest.raises(
+            ValueError, match=r"d_model=1000000000000 would need a float64 array of shape \(500000000000,\)"
+        ):
+            function(10**12)
+
+    def test_shift_matrix_of_a_huge_d_model(self):
+        with pytest.raises(
+            ValueError,
+            match=r"d_model=100000 would need a float64 array of shape \(100000, 100000\): "
+            r"80,000,000,000 bytes",
+        ):
+            shift_matrix(1, 10**5)
+
+    def test_learned_table_too_large(self):
+        with pytest.raises(
+            ValueError,
+            match=r"max_len=1000000 and d_model=10000 would need a float64 array of shape "
+            r"\(1000000, 10000\): 80,000,000,000 bytes",
+        ):
+            learned_positional_table(10**6, 10**4)

@@ -146,3 +146,18 @@ def test_fully_masked_row(kind):
     assert theirs[1][1].tolist() == [0.0] * 5
     assert not np.isnan(theirs[0]).any()
     _compare(ours, theirs)
+
+
+@pytest.mark.parametrize(
+    "q_shape, k_shape, v_shape",
+    [((3, 4), (0, 4), (0, 2)), ((0, 4), (5, 4), (5, 2)), ((2, 3, 4), (2, 0, 4), (2, 0, 2))],
+)
+def test_empty_sequences(q_shape, k_shape, v_shape):
+    """No keys: torch 2.13 returns zero output rows, as qkv does; no queries: no rows."""
+    sdpa = _torch_sdpa()
+    q, k, v = _qkv(np.random.default_rng(8), q_shape, k_shape, v_shape)
+    ours = scaled_dot_product_attention(q, k, v)
+    theirs = sdpa(q, k, v)
+    assert ours[0].shape == theirs[0].shape and ours[1].shape == theirs[1].shape
+    assert not ours[0].any()  # empty, or all zeros
+    _compare(ours, theirs)

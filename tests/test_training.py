@@ -316,7 +316,11 @@ def test_mse_loss_rejects_bad_inputs():
         ({"steps": 2.5}, TypeError, "steps must be an integer"),
         ({"learning_rate": -1.0}, ValueError, "learning_rate must be positive"),
         ({"d_k": 0}, ValueError, "d_k must be a positive integer"),
-        ({"seed": "zero"}, TypeError, "seed must be an integer"),
+        ({"seed": "zero"}, TypeError, "seed must be a non-negative integer"),
+        ({"seed": -1}, ValueError, "seed must be a non-negative integer, got -1"),
+        ({"seed": 1.5}, TypeError, "seed must be a non-negative integer, got 1.5 of type float"),
+        ({"seed": True}, TypeError, "seed must be a non-negative integer, got True of type bool"),
+        ({"steps": 2**28}, ValueError, r"steps=268435456 \(one loss per step\) would need"),
     ],
 )
 def test_train_rejects_bad_inputs(change, error, pattern):
@@ -332,3 +336,64 @@ def test_init_projections_rejects_bad_inputs():
         init_projections(0, 2)
     with pytest.raises(ValueError, match="scale must be positive"):
         init_projections(4, 2, scale=0.0)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer, got -1"):
+        init_projections(4, 2, seed=-1)
+    with pytest.raises(TypeError, match="seed must be a non-negative integer, got None"):
+        init_projections(4, 2, seed=None)
+    with pytest.raises(
+        ValueError,
+        match=r"d_model=100000 and d_k=100000 would need a float64 array of shape \(100000, 100000\)",
+    ):
+        init_projections(10**5, 10**5)
+    with pytest.raises(ValueError, match=r"d_model=2 and d_v=10000000000 would need"):
+        init_projections(2, 2, 10**10)
+
+
+# --- one copy of the arithmetic, empty sentences, overflow ------------------------
+
+
+def test_forward_is_bit_for_bit_self_attention():
+    """One core computes both: not merely close, the same floats."""
+    x, w, _ = _problem(seed=3, batch=(4,), length=5)
+    output, cache = attention_forward(x, *w)
+    for n in range(4):
+        expected, weights = self_attention(x[n], *w)
+        assert np.array_equal(output[n], expected)
+        assert np.array_equal(cache.weights[n], weights)
+
+
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_forward_and_backward_on_an_empty_sentence(batch):
+    x, w, _ = _problem(batch=batch, length=0)
+    output, cache = attention_forward(x, *w)
+    assert output.shape == (*batch, 0, 2)
+    assert cache.weights.shape == (*batch, 0, 0)
+    grads = attention_backward(cache, np.zeros_like(output))
+    assert [g.shape for g in grads] == [(4, 3), (4, 3), (4, 2)]
+    assert all(not g.any() for g in grads)  # a sum over no rows
+
+
+def test_forward_overflow_names_x_and_the_projection():
+    ok = [[1.0]]
+    with pytest.raises(
+        ValueError, match=r"x @ w_key overflows float64 at index \(0, 0\).*make x or w_key smaller"
+    ):
+        attention_forward([[1e200]], ok, [[1e200]], ok)
+    with pytest.raises(
+        ValueError,
+        match=r"the attention scores \(x @ w_query\) @ \(x @ w_key\)\.T \* scale overflow float64",
+    ):
+        attention_forward([[1e200]], [[1e100]], [[-1e100]], ok)
+
+
+def test_forward_refuses_scores_above_the_limit(monkeypatch):
+    from qkv import _checks
+
+    monkeypatch.setattr(_checks, "MAX_ARRAY_BYTES", 8 * 2 * 3 * 3)
+    x, w, _ = _problem(batch=(2,), length=3)
+    assert attention_forward(x, *w)[1].weights.shape == (2, 3, 3)  # 144 bytes: at the limit
+    x, w, _ = _problem(batch=(2,), length=4)
+    with pytest.raises(
+        ValueError, match=r"the attention scores \(x @ w_query\) .* shape \(2, 4, 4\): 256 bytes"
+    ):
+        attention_forward(x, *w)

@@ -3,10 +3,17 @@
 Each helper checks one thing and raises an error that names the argument,
 says what was expected and shows what was found, so that a learner who
 passes the wrong thing can fix it from the message alone.
+
+``MAX_ARRAY_BYTES`` is the largest array, in bytes, that a qkv function will
+allocate from a size argument (2 GiB): asking for more, e.g.
+``sinusoidal_encoding(10**9, 512)``, is refused at once with a ValueError
+that names the argument and the bytes it would need, instead of filling the
+machine's memory for seconds before a MemoryError.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -15,6 +22,10 @@ import numpy as np
 # dtype kinds accepted as numbers: bool, signed int, unsigned int, float.
 # Complex ('c') is rejected: attention scores must be ordered reals.
 _NUMERIC_KINDS = "biuf"
+
+# The largest single array a qkv function allocates: 2 GiB (read at call time,
+# so a test or a user with a big machine can change qkv._checks.MAX_ARRAY_BYTES).
+MAX_ARRAY_BYTES = 2 * 1024**3
 
 
 def as_float_array(value: Any, name: str) -> np.ndarray:
@@ -134,3 +145,39 @@ def as_token_ids(token_ids: Any, vocab_size: int, name: str = "token_ids") -> np
             f"range: valid ids are 0 .. {vocab_size - 1} (vocab_size={vocab_size})"
         )
     return arr.astype(np.intp, copy=False)
+
+
+def check_array_bytes(shape: tuple[int, ...], dtype: Any, what: str) -> None:
+    """Raise ValueError if an array of ``shape`` and ``dtype`` exceeds ``MAX_ARRAY_BYTES``.
+
+    Call it before allocating. ``what`` names the arguments that set the
+    shape, as the caller wrote them, e.g. ``"length=100000"``; the message
+    gives it with the shape and the bytes the array would need. The byte
+    count is a Python int, so it cannot overflow.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > MAX_ARRAY_BYTES:
+        raise ValueError(
+            f"{what} would need a {dtype} array of shape {tuple(shape)}: {nbytes:,} bytes "
+            f"({nbytes / 2**30:.1f} GiB), more than the limit of {MAX_ARRAY_BYTES:,} bytes "
+            f"({MAX_ARRAY_BYTES / 2**30:g} GiB) per array set by qkv._checks.MAX_ARRAY_BYTES"
+        )
+
+
+def check_seed(value: Any, name: str = "seed", *, allow_none: bool = True) -> int | None:
+    """Return a seed for ``numpy.random.default_rng``: an integer >= 0 (or None).
+
+    NumPy's own errors for a bad seed ("expected non-negative integer",
+    "SeedSequence expects int ...") do not say which argument was wrong;
+    this one does. Bools and floats (even ``3.0``) are refused, and None
+    too unless ``allow_none`` (None asks NumPy for a fresh random seed).
+    """
+    expected = "a non-negative integer or None" if allow_none else "a non-negative integer"
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be {expected}, got {value!r} of type {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be {expected}, got {value}")
+    return int(value)

@@ -10,6 +10,29 @@ The whole mechanism is one line, ``softmax(Q @ K.T / sqrt(d_k)) @ V``:
 
 Row-vector convention throughout: one token per row, ``Q = X @ W_query``.
 Masks follow PyTorch: a boolean ``True`` means "may attend".
+
+The arithmetic has one home, a private core that every module which attends
+calls (``softmax``, ``scaled_dot_product_attention``, ``self_attention`` here,
+and ``qkv.training.attention_forward``, which keeps the intermediates for its
+backward pass). The public functions validate their arguments and call it;
+they never repeat the maths. The core takes arrays already validated: float64,
+finite, shapes that fit.
+
+* ``_softmax(scores, axis=-1) -> weights``: ``scores`` may hold ``-inf``
+  (weight 0) but no NaN or ``+inf``. A slice with no finite entry (all
+  ``-inf``, or empty) gets weights all 0.
+* ``_attend(q, k, v, additive_mask=None, scale=1.0, *, names=("query",
+  "key", "value")) -> (output, weights)``: ``q`` (..., L_q, d_k), ``k``
+  (..., L_k, d_k), ``v`` (..., L_k, d_v), batch dimensions broadcastable;
+  ``additive_mask`` None or float64 broadcastable to (..., L_q, L_k), finite
+  or ``-inf``; ``scale`` a finite float. ``names`` says what the caller's
+  user calls ``q``, ``k`` and ``v`` (``self_attention`` passes
+  ``"x @ w_query"``, ...), because the core raises ValueError in their words
+  when the score matrix would exceed ``qkv._checks.MAX_ARRAY_BYTES`` or when
+  a score, a masked score or an output entry overflows float64. It never
+  returns weights that do not sum to 1 (0 for a row with nothing to attend to).
+* ``_project(x, w, w_name) -> x @ w``: a projection such as ``Q = X W_query``,
+  refused with a ValueError naming ``x`` and ``w_name`` if it overflows.
 """
 
 from __future__ import annotations
@@ -21,6 +44,7 @@ import numpy as np
 from qkv._checks import (
     as_finite_float_array,
     as_float_array,
+    check_array_bytes,
     check_min_ndim,
     check_ndim,
     check_positive_int,
@@ -52,7 +76,10 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
         Non-negative weights that sum to 1 along ``axis``. A slice whose
         entries are all ``-inf`` has no defined softmax; it is returned as
         all zeros (no NaN, no warning), which is what attention needs for a
-        fully masked query row. (``torch.softmax`` returns NaN there.)
+        fully masked query row. (``torch.softmax`` returns NaN there.) An
+        empty ``x`` gives an empty result of the same shape: an empty slice,
+        like a fully masked one, has nothing to weigh (``torch.softmax``
+        also returns an empty tensor).
 
     Raises
     ------
@@ -68,14 +95,22 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
     [0.09, 0.2447, 0.6652]
     >>> softmax([[0.0, 0.0], [float("-inf"), float("-inf")]]).tolist()
     [[0.5, 0.5], [0.0, 0.0]]
+    >>> softmax([]).shape
+    (0,)
     """
     arr = as_float_array(x, "x")
     if np.any(np.isnan(arr) | (arr == np.inf)):
         raise ValueError("x must not contain NaN or +inf (-inf is allowed: it gets weight 0)")
-    peak = np.max(arr, axis=axis, keepdims=True)
+    return _softmax(arr, axis)
+
+
+def _softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """The softmax arithmetic; ``scores`` is float64 without NaN or +inf."""
+    # initial=-inf: an empty slice gets peak -inf, the same as an all -inf one.
+    peak = np.max(scores, axis=axis, keepdims=True, initial=-np.inf)
     # An all -inf slice has peak -inf; -inf - -inf would be NaN, so shift by 0.
     peak = np.where(np.isfinite(peak), peak, 0.0)
-    exps = np.exp(arr - peak)
+    exps = np.exp(scores - peak)
     totals = np.sum(exps, axis=axis, keepdims=True)
     return np.divide(exps, totals, out=np.zeros_like(exps), where=totals > 0)
 
@@ -145,6 +180,18 @@ def scaled_dot_product_attention(
     Leading batch dimensions of ``query``, ``key`` and ``value`` broadcast
     against each other like NumPy's (and PyTorch's) ``matmul``.
 
+    Empty inputs give the empty (or zero) result that the formula gives:
+    ``L_q = 0`` returns no rows; ``L_k = 0`` (no keys at all) is treated like
+    a fully masked row, below, with weights of shape (..., L_q, 0) and an
+    output of zeros, as PyTorch 2.13's SDPA also returns.
+
+    Scores are computed in float64. A score outside its range (beyond about
+    1.8e308, e.g. a query of 1e200 against a key of -1e200) has no softmax
+    that float64 can represent, so the call raises ValueError naming
+    ``query``, ``key`` and ``scale`` rather than return weights that do not
+    sum to 1. The score matrix is refused, before it is computed, when it
+    would exceed ``qkv._checks.MAX_ARRAY_BYTES`` (2 GiB).
+
     A query row whose every key is masked (all ``False``, or all ``-inf``)
     has nothing to attend to. Such a row gets weights all 0 and output all 0:
     not NaN, and not a uniform average over the masked (e.g. padding) keys.
@@ -159,8 +206,10 @@ def scaled_dot_product_attention(
     ValueError
         If an input has fewer than 2 dimensions or holds NaN/inf; ``query``
         and ``key`` differ in ``d_k``; ``key`` and ``value`` differ in
-        ``L_k``; the batch dimensions do not broadcast; or ``mask`` does not
-        broadcast to ``(..., L_q, L_k)``.
+        ``L_k``; the batch dimensions do not broadcast; ``mask`` does not
+        broadcast to ``(..., L_q, L_k)``; the score matrix would exceed
+        ``qkv._checks.MAX_ARRAY_BYTES``; or a score, a masked score or an
+        output entry overflows float64 (see Notes).
 
     Examples
     --------
@@ -176,6 +225,12 @@ def scaled_dot_product_attention(
     5 1.0199
     10 1.0001
     20 1.0
+    >>> scaled_dot_product_attention([[1e200]], [[-1e200]], [[1.0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: the attention scores query @ key.T * scale overflow float64 at score
+    index (0, 0) (|score| > 1.8e308, or inf - inf inside a dot product), so their
+    softmax cannot be computed: make query, key or scale smaller
     """
     q = as_finite_float_array(query, "query")
     k = as_finite_float_array(key, "key")
@@ -206,14 +261,83 @@ def scaled_dot_product_attention(
         scale = 1.0 / np.sqrt(q.shape[-1])
     else:
         scale = check_real_number(scale, "scale")
+    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    additive_mask = None if mask is None else _check_mask(mask, scores_shape)
+    return _attend(q, k, v, additive_mask, scale)
 
-    # (..., L_q, d_k) @ (..., d_k, L_k) -> (..., L_q, L_k)
-    scores = (q @ np.swapaxes(k, -1, -2)) * scale
-    if mask is not None:
-        scores = scores + _check_mask(mask, scores.shape)  # -inf where blocked
-    weights = softmax(scores, axis=-1)  # fully masked rows come back as zeros
-    output = weights @ v  # (..., L_q, L_k) @ (..., L_k, d_v) -> (..., L_q, d_v)
+
+def _first_index(bad: np.ndarray) -> tuple[int, ...]:
+    """Index of the first True entry of ``bad``, as a tuple of ints."""
+    return tuple(int(i) for i in np.argwhere(bad)[0])
+
+
+def _attend(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    additive_mask: np.ndarray | None = None,
+    scale: float = 1.0,
+    *,
+    names: tuple[str, str, str] = ("query", "key", "value"),
+) -> tuple[np.ndarray, np.ndarray]:
+    """The attention arithmetic, on inputs the caller has validated.
+
+    See the module docstring for the contract. ``names`` are the user's
+    words for ``q``, ``k`` and ``v``, used in the errors.
+    """
+    q_name, k_name, v_name = (f"({n})" if " " in n else n for n in names)
+    scores_text = f"{q_name} @ {k_name}.T * scale"
+    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    check_array_bytes(scores_shape, np.float64, f"the attention scores {scores_text}")
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, in words
+        # (..., L_q, d_k) @ (..., d_k, L_k) -> (..., L_q, L_k)
+        scores = (q @ np.swapaxes(k, -1, -2)) * scale
+    overflow = ~np.isfinite(scores)
+    if overflow.any():
+        # A score past float64's range has no softmax in float64: inf - inf is NaN, and
+        # a row of -inf would pass for a fully masked one. Refuse rather than guess.
+        raise ValueError(
+            f"the attention scores {scores_text} overflow float64 at score index "
+            f"{_first_index(overflow)} (|score| > 1.8e308, or inf - inf inside a dot "
+            f"product), so their softmax cannot be computed: make {names[0]}, {names[1]} "
+            "or scale smaller"
+        )
+    if additive_mask is not None:
+        with np.errstate(over="ignore"):
+            scores = scores + additive_mask  # -inf where blocked
+        # finite + finite can only leave the finite range by overflowing; -inf is a block.
+        overflow = np.isposinf(scores) | (np.isneginf(scores) & np.isfinite(additive_mask))
+        if overflow.any():
+            raise ValueError(
+                f"adding mask to the attention scores {scores_text} overflows float64 at "
+                f"score index {_first_index(overflow)}: block a key with -inf (or False "
+                "in a boolean mask), and keep finite mask values well inside +/-1.8e308"
+            )
+    weights = _softmax(scores, axis=-1)  # fully masked rows (and L_k = 0) come back as zeros
+    with np.errstate(over="ignore", invalid="ignore"):
+        output = weights @ v  # (..., L_q, L_k) @ (..., L_k, d_v) -> (..., L_q, d_v)
+    overflow = ~np.isfinite(output)
+    if overflow.any():
+        # Weights sum to 1, but with entries near the float64 limit rounding can still overflow.
+        raise ValueError(
+            f"the output weights @ {v_name} overflows float64 at index "
+            f"{_first_index(overflow)}: entries of {names[2]} near the float64 limit "
+            f"(1.8e308) can round past it when averaged; make {names[2]} smaller"
+        )
     return output, weights
+
+
+def _project(x: np.ndarray, w: np.ndarray, w_name: str) -> np.ndarray:
+    """``x @ w`` for validated arrays, refusing a product that overflows float64."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        projected = x @ w  # (..., L, d_model) @ (d_model, d) -> (..., L, d)
+    overflow = ~np.isfinite(projected)
+    if overflow.any():
+        raise ValueError(
+            f"x @ {w_name} overflows float64 at index {_first_index(overflow)} "
+            f"(it holds inf or NaN): make x or {w_name} smaller"
+        )
+    return projected
 
 
 def causal_mask(length: int) -> np.ndarray:
@@ -236,7 +360,9 @@ def causal_mask(length: int) -> np.ndarray:
     TypeError
         If ``length`` is not an integer.
     ValueError
-        If ``length`` is not positive.
+        If ``length`` is not positive, or the ``(L, L)`` mask would exceed
+        ``qkv._checks.MAX_ARRAY_BYTES`` (2 GiB, so ``L`` at most 46,340):
+        refused at once, with the bytes it would need.
 
     Examples
     --------
@@ -245,6 +371,7 @@ def causal_mask(length: int) -> np.ndarray:
     [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     """
     length = check_positive_int(length, "length")
+    check_array_bytes((length, length), bool, f"length={length}")
     return np.tril(np.ones((length, length), dtype=bool))
 
 
@@ -284,7 +411,15 @@ def self_attention(
     ValueError
         If an input has the wrong rank or holds NaN/inf, a projection's row
         count differs from ``d_model``, ``w_query`` and ``w_key`` differ in
-        ``d_k``, or ``mask`` does not broadcast to ``(L, L)``.
+        ``d_k`` or have no column, ``mask`` does not broadcast to ``(L, L)``,
+        the ``(L, L)`` scores would exceed ``qkv._checks.MAX_ARRAY_BYTES``,
+        or a projection (``x @ w_query``, ...), a score or the output
+        overflows float64 (the message names ``x`` and the projection).
+
+    Notes
+    -----
+    An empty sentence, ``x`` of shape (0, d_model), gives an output of shape
+    (0, d_v) and weights of shape (0, 0): no token, nothing to attend.
 
     Examples
     --------
@@ -319,7 +454,16 @@ def self_attention(
             f"are compared by dot product), got {weights_in['w_query'].shape} and "
             f"{weights_in['w_key'].shape}"
         )
-    q = x_arr @ weights_in["w_query"]  # (L, d_model) @ (d_model, d_k) -> (L, d_k)
-    k = x_arr @ weights_in["w_key"]  # (L, d_model) @ (d_model, d_k) -> (L, d_k)
-    v = x_arr @ weights_in["w_value"]  # (L, d_model) @ (d_model, d_v) -> (L, d_v)
-    return scaled_dot_product_attention(q, k, v, mask)
+    if weights_in["w_query"].shape[1] == 0:
+        raise ValueError(
+            f"w_query and w_key must have at least one column (d_k >= 1), got shape "
+            f"{weights_in['w_query'].shape}"
+        )
+    # (L, d_model) @ (d_model, d_k) -> (L, d_k); the same for keys, and d_v for values
+    q = _project(x_arr, weights_in["w_query"], "w_query")
+    k = _project(x_arr, weights_in["w_key"], "w_key")
+    v = _project(x_arr, weights_in["w_value"], "w_value")
+    length = x_arr.shape[0]
+    additive_mask = None if mask is None else _check_mask(mask, (length, length))
+    scale = 1.0 / np.sqrt(q.shape[-1])
+    return _attend(q, k, v, additive_mask, scale, names=("x @ w_query", "x @ w_key", "x @ w_value"))

@@ -18,6 +18,7 @@ import numpy as np
 from qkv._checks import (
     as_finite_float_array,
     as_token_ids,
+    check_array_bytes,
     check_ndim,
     check_positive_int,
     check_token_id,
@@ -53,8 +54,9 @@ def one_hot(token_ids: Any, vocab_size: int) -> np.ndarray:
         If ``token_ids`` is not an integer array (floats, bools, strings) or
         ``vocab_size`` is not an integer.
     ValueError
-        If ``vocab_size`` is not positive, ``token_ids`` is not 1-D, or an id
-        is negative or ``>= vocab_size``.
+        If ``vocab_size`` is not positive, ``token_ids`` is not 1-D, an id
+        is negative or ``>= vocab_size``, or the (L, V) result would exceed
+        ``qkv._checks.MAX_ARRAY_BYTES`` (2 GiB).
 
     Examples
     --------
@@ -64,6 +66,11 @@ def one_hot(token_ids: Any, vocab_size: int) -> np.ndarray:
     """
     vocab_size = check_positive_int(vocab_size, "vocab_size")
     ids = as_token_ids(token_ids, vocab_size)
+    check_array_bytes(
+        (ids.shape[0], vocab_size),
+        np.float64,
+        f"token_ids of length {ids.shape[0]} and vocab_size={vocab_size}",
+    )
     out = np.zeros((ids.shape[0], vocab_size))
     out[np.arange(ids.shape[0]), ids] = 1.0
     return out
@@ -140,6 +147,13 @@ def cosine_similarity(a: Any, b: Any) -> float:
         If an input is not 1-D, holds NaN/inf or is all zeros (a zero vector
         has no direction), or the lengths differ.
 
+    Notes
+    -----
+    Each vector is scaled by a power of two before its norm is taken, so the
+    whole float64 range works: ``[1e200, 1e200]`` with itself is 1.0 (the
+    plain formula overflows to NaN) and ``[1e-200]`` is a direction, not a
+    zero vector.
+
     Examples
     --------
     >>> from qkv import cosine_similarity
@@ -147,6 +161,8 @@ def cosine_similarity(a: Any, b: Any) -> float:
     0.0
     >>> round(cosine_similarity([1.0, 1.0], [2.0, 2.0]), 4)
     1.0
+    >>> cosine_similarity([1e200, 1e200], [1e200, 1e200]), cosine_similarity([1e-200], [3e-200])
+    (1.0, 1.0)
     """
     a_arr = _as_vector(a, "a")
     b_arr = _as_vector(b, "b")
@@ -154,15 +170,17 @@ def cosine_similarity(a: Any, b: Any) -> float:
         raise ValueError(
             f"a and b must have the same length d, got shapes {a_arr.shape} and {b_arr.shape}"
         )
-    norms = []
+    scaled = []
     for name, vec in (("a", a_arr), ("b", b_arr)):
-        norm = float(np.linalg.norm(vec))
-        if norm == 0.0:
+        vec_scaled, is_zero = _scaled_rows(vec)
+        if is_zero:
             raise ValueError(
                 f"cosine similarity is undefined for a zero vector: {name} is all zeros"
             )
-        norms.append(norm)
-    cos = float(a_arr @ b_arr) / (norms[0] * norms[1])
+        scaled.append(vec_scaled)
+    a_scaled, b_scaled = scaled
+    norms = float(np.linalg.norm(a_scaled)) * float(np.linalg.norm(b_scaled))
+    cos = float(a_scaled @ b_scaled) / norms
     return float(np.clip(cos, -1.0, 1.0))  # rounding can land just past +/-1
 
 
@@ -185,7 +203,15 @@ def cosine_similarity_matrix(vectors: Any) -> np.ndarray:
     TypeError
         If ``vectors`` is not numeric.
     ValueError
-        If ``vectors`` is not 2-D, holds NaN/inf, or has an all-zero row.
+        If ``vectors`` is not 2-D, holds NaN/inf, or has an all-zero row, or
+        the (n, n) result would exceed ``qkv._checks.MAX_ARRAY_BYTES``
+        (2 GiB, so n at most 16,384).
+
+    Notes
+    -----
+    Rows are scaled by powers of two before their norms are taken, as in
+    ``cosine_similarity``: a row of 1e200s or of 1e-200s has
+    self-similarity 1.0.
 
     Examples
     --------
@@ -198,15 +224,32 @@ def cosine_similarity_matrix(vectors: Any) -> np.ndarray:
     return _cosine_rows(arr, "vectors")
 
 
+def _scaled_rows(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Scale each row (last axis) by a power of two that puts its largest entry in [0.5, 1).
+
+    Returns the scaled array and a bool array that marks all-zero rows.
+    Why: a norm squares the entries, so |[1e200, 1e200]| overflows to inf and
+    |[1e-200]| underflows to 0. After scaling, every nonzero row's norm lies
+    in [0.5, sqrt(d)). A power of two changes no digit, so the cosine is bit
+    for bit the plain formula's wherever that one neither overflows nor
+    underflows.
+    """
+    peaks = np.max(np.abs(arr), axis=-1, initial=0.0)  # (...,): largest |entry| of each row
+    _, exponents = np.frexp(peaks)  # peak = mantissa * 2**exponent, mantissa in [0.5, 1)
+    return np.ldexp(arr, -exponents[..., None]), peaks == 0.0
+
+
 def _cosine_rows(arr: np.ndarray, name: str) -> np.ndarray:
-    norms = np.linalg.norm(arr, axis=1)
-    zero_rows = np.flatnonzero(norms == 0.0)
+    n = arr.shape[0]
+    check_array_bytes((n, n), np.float64, f"the similarities of the {n} rows of {name}")
+    scaled, is_zero = _scaled_rows(arr)  # (n, d): same directions, entries in (-1, 1)
+    zero_rows = np.flatnonzero(is_zero)
     if zero_rows.size:
         raise ValueError(
             f"cosine similarity is undefined for a zero vector: row {int(zero_rows[0])} "
             f"of {name} is all zeros"
         )
-    unit = arr / norms[:, None]
+    unit = scaled / np.linalg.norm(scaled, axis=1)[:, None]
     return np.clip(unit @ unit.T, -1.0, 1.0)  # rounding can land just past +/-1
 
 
@@ -235,7 +278,9 @@ def nearest_neighbours(token_id: int, table: Any, k: int = 3) -> list[tuple[int,
     ValueError
         If ``token_id`` is out of range, ``k`` is not in
         ``1 .. vocab_size - 1``, or ``table`` is not a valid 2-D table
-        without zero rows.
+        without zero rows. The similarities are computed as a full
+        (vocab_size, vocab_size) matrix, so a table of more than 16,384 rows
+        is refused (``qkv._checks.MAX_ARRAY_BYTES``, 2 GiB).
 
     Examples
     --------

@@ -23,10 +23,12 @@ import numpy as np
 
 from qkv._checks import (
     as_finite_float_array,
+    check_array_bytes,
     check_int,
     check_ndim,
     check_positive_int,
     check_real_number,
+    check_seed,
 )
 
 __all__ = [
@@ -76,7 +78,8 @@ def pair_frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     TypeError
         If ``d_model`` is not an integer or ``base`` not a real number.
     ValueError
-        If ``d_model`` is odd or not positive, or ``base <= 1``.
+        If ``d_model`` is odd or not positive, ``base <= 1``, or the result
+        would exceed ``qkv._checks.MAX_ARRAY_BYTES`` (2 GiB).
 
     Examples
     --------
@@ -86,6 +89,7 @@ def pair_frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     """
     d_model = _check_d_model(d_model)
     base = _check_base(base)
+    check_array_bytes((d_model // 2,), np.float64, f"d_model={d_model}")
     two_i = np.arange(0, d_model, 2)  # 2i for i = 0 .. d_model/2 - 1
     return base ** (-two_i / d_model)
 
@@ -111,7 +115,8 @@ def pair_wavelengths(d_model: int, base: float = 10000.0) -> np.ndarray:
     TypeError
         If ``d_model`` is not an integer or ``base`` not a real number.
     ValueError
-        If ``d_model`` is odd or not positive, or ``base <= 1``.
+        If ``d_model`` is odd or not positive, ``base <= 1``, or the result
+        would exceed ``qkv._checks.MAX_ARRAY_BYTES`` (2 GiB).
 
     Examples
     --------
@@ -150,7 +155,10 @@ def sinusoidal_encoding(num_positions: int, d_model: int, base: float = 10000.0)
         If ``num_positions`` or ``d_model`` is not an integer.
     ValueError
         If ``num_positions`` is not positive, ``d_model`` is odd or not
-        positive, or ``base <= 1``.
+        positive, or ``base <= 1``; or if the table would exceed
+        ``qkv._checks.MAX_ARRAY_BYTES`` (2 GiB, e.g. more than 524,288
+        positions at ``d_model = 512``): refused at once, naming
+        ``num_positions`` and ``d_model`` and the bytes the table would need.
 
     Examples
     --------
@@ -161,6 +169,10 @@ def sinusoidal_encoding(num_positions: int, d_model: int, base: float = 10000.0)
      [0.9093, -0.4161, 0.0927, 0.9957, 0.0043, 1.0]]
     """
     num_positions = check_positive_int(num_positions, "num_positions")
+    d_model = _check_d_model(d_model)
+    check_array_bytes(
+        (num_positions, d_model), np.float64, f"num_positions={num_positions} and d_model={d_model}"
+    )
     freqs = pair_frequencies(d_model, base)  # (d_model/2,)
     positions = np.arange(num_positions)  # (P,), starting at 0
     angles = positions[:, None] * freqs[None, :]  # (P, 1) * (1, d_model/2) -> (P, d_model/2)
@@ -199,7 +211,9 @@ def shift_matrix(k: int, d_model: int, base: float = 10000.0) -> np.ndarray:
     TypeError
         If ``k`` or ``d_model`` is not an integer.
     ValueError
-        If ``d_model`` is odd or not positive, or ``base <= 1``.
+        If ``d_model`` is odd or not positive, ``base <= 1``, or the
+        ``(d_model, d_model)`` matrix would exceed
+        ``qkv._checks.MAX_ARRAY_BYTES`` (2 GiB, so ``d_model`` at most 16,384).
 
     Examples
     --------
@@ -212,6 +226,8 @@ def shift_matrix(k: int, d_model: int, base: float = 10000.0) -> np.ndarray:
     True
     """
     k = check_int(k, "k")
+    d_model = _check_d_model(d_model)
+    check_array_bytes((d_model, d_model), np.float64, f"d_model={d_model}")
     angles = k * pair_frequencies(d_model, base)  # (d_model/2,)
     cos, sin = np.cos(angles), np.sin(angles)
     m = np.zeros((2 * angles.shape[0], 2 * angles.shape[0]))
@@ -230,8 +246,13 @@ def learned_positional_table(
     """A learned positional table as it looks before training.
 
     Training would update these values by gradient descent together with the
-    rest of the model; here they are the random start (normal, mean 0,
-    standard deviation ``scale``, as in GPT-2's initialisation).
+    rest of the model; here they are the random start: normal, mean 0,
+    standard deviation ``scale``. The default 0.02 is Hugging Face
+    transformers' ``initializer_range``, which its GPT-2 and BERT models use
+    for every embedding table, positions included. OpenAI's original GPT-2
+    code (github.com/openai/gpt-2, ``src/model.py``) initialises its position
+    table ``wpe`` with standard deviation 0.01 and its token table ``wte``
+    with 0.02; pass ``scale=0.01`` for that.
 
     Parameters
     ----------
@@ -240,8 +261,8 @@ def learned_positional_table(
     d_model : int
         Model width (any positive integer; no sin/cos pairing here).
     seed : int or None, default 0
-        Seed for ``numpy.random.default_rng``; the same seed gives the same
-        table.
+        Seed for ``numpy.random.default_rng``, a non-negative integer; the
+        same seed gives the same table. None draws a fresh seed.
     scale : float, default 0.02
         Standard deviation of the initial values; must be positive.
 
@@ -253,10 +274,12 @@ def learned_positional_table(
     Raises
     ------
     TypeError
-        If ``max_len`` or ``d_model`` is not an integer or ``scale`` not a
-        real number.
+        If ``max_len``, ``d_model`` or ``seed`` is not an integer (bools and
+        floats are refused) or ``scale`` not a real number.
     ValueError
-        If ``max_len``, ``d_model`` or ``scale`` is not positive.
+        If ``max_len``, ``d_model`` or ``scale`` is not positive, ``seed``
+        is negative, or the table would exceed
+        ``qkv._checks.MAX_ARRAY_BYTES`` (2 GiB).
 
     Examples
     --------
@@ -267,9 +290,11 @@ def learned_positional_table(
     """
     max_len = check_positive_int(max_len, "max_len")
     d_model = check_positive_int(d_model, "d_model")
+    seed = check_seed(seed)
     scale = check_real_number(scale, "scale")
     if scale <= 0.0:
         raise ValueError(f"scale must be positive, got scale={scale}")
+    check_array_bytes((max_len, d_model), np.float64, f"max_len={max_len} and d_model={d_model}")
     rng = np.random.default_rng(seed)
     return rng.normal(0.0, scale, size=(max_len, d_model))
 

@@ -8,7 +8,8 @@ The pieces, in the order a training step uses them:
 
 1. ``attention_forward``: ``Q = X Wq``, ``K = X Wk``, ``V = X Wv``,
    ``S = Q K^T / sqrt(d_k)``, ``A = softmax(S)``, ``out = A V``; it keeps the
-   intermediates that the backward pass needs;
+   intermediates that the backward pass needs (the arithmetic is
+   ``qkv.attention``'s private core, the same one ``self_attention`` uses);
 2. ``mse_loss``: one number for "how wrong", and its gradient;
 3. ``attention_backward``: the chain rule, by hand, from the output back to
    the three projection matrices;
@@ -31,13 +32,14 @@ import numpy as np
 from qkv import toy
 from qkv._checks import (
     as_finite_float_array,
-    check_int,
+    check_array_bytes,
     check_min_ndim,
     check_ndim,
     check_positive_int,
     check_real_number,
+    check_seed,
 )
-from qkv.attention import softmax
+from qkv.attention import _attend, _project
 
 __all__ = [
     "ForwardCache",
@@ -106,7 +108,16 @@ def attention_forward(
         If an input is not numeric.
     ValueError
         If an input holds NaN/inf or has the wrong shape (the message names
-        the argument and the expected shape).
+        the argument and the expected shape), the (..., L, L) scores would
+        exceed ``qkv._checks.MAX_ARRAY_BYTES``, or a projection, a score or
+        the output overflows float64 (the message names ``x`` and the
+        projection).
+
+    Notes
+    -----
+    ``L = 0`` (an empty sentence) is allowed: the output has shape
+    (..., 0, d_v), the weights (..., 0, 0), and ``attention_backward`` then
+    returns gradients of zeros (a sum over no rows).
 
     Examples
     --------
@@ -131,12 +142,13 @@ def attention_forward(
             f"{w_query.shape} and {w_key.shape}"
         )
     scale = 1.0 / np.sqrt(w_query.shape[1])
-    query = x @ w_query  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
-    key = x @ w_key  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
-    value = x @ w_value  # (..., L, d_model) @ (d_model, d_v) -> (..., L, d_v)
-    scores = (query @ np.swapaxes(key, -1, -2)) * scale  # (..., L, d_k) @ (..., d_k, L) -> (..., L, L)
-    weights = softmax(scores, axis=-1)  # (..., L, L), rows sum to 1
-    output = weights @ value  # (..., L, L) @ (..., L, d_v) -> (..., L, d_v)
+    query = _project(x, w_query, "w_query")  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
+    key = _project(x, w_key, "w_key")  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
+    value = _project(x, w_value, "w_value")  # (..., L, d_model) @ (d_model, d_v) -> (..., L, d_v)
+    # qkv.attention's core: weights (..., L, L) with rows summing to 1, output (..., L, d_v)
+    output, weights = _attend(
+        query, key, value, None, scale, names=("x @ w_query", "x @ w_key", "x @ w_value")
+    )
     return output, ForwardCache(x, query, key, value, weights, output, scale)
 
 
@@ -271,12 +283,23 @@ def init_projections(
     d_v : int, optional
         Value width; defaults to ``d_model`` (the output reads in the input's features).
     seed : int, default 0
+        A non-negative integer.
     scale : float, default 0.3
 
     Returns
     -------
     w_query, w_key : numpy.ndarray, shape (d_model, d_k)
     w_value : numpy.ndarray, shape (d_model, d_v)
+
+    Raises
+    ------
+    TypeError
+        If a width or ``seed`` is not an integer (bools and floats are
+        refused) or ``scale`` not a real number.
+    ValueError
+        If a width is not positive, ``seed`` is negative, ``scale`` is not
+        positive, or a matrix would exceed ``qkv._checks.MAX_ARRAY_BYTES``
+        (2 GiB).
 
     Examples
     --------
@@ -290,10 +313,12 @@ def init_projections(
     d_model = check_positive_int(d_model, "d_model")
     d_k = check_positive_int(d_k, "d_k")
     d_v = d_model if d_v is None else check_positive_int(d_v, "d_v")
-    seed = check_int(seed, "seed")
+    seed = check_seed(seed, allow_none=False)
     scale = check_real_number(scale, "scale")
     if scale <= 0:
         raise ValueError(f"scale must be positive, got {scale}")
+    check_array_bytes((d_model, d_k), np.float64, f"d_model={d_model} and d_k={d_k}")
+    check_array_bytes((d_model, d_v), np.float64, f"d_model={d_model} and d_v={d_v}")
     rng = np.random.default_rng(seed)
     w_query = rng.normal(scale=scale, size=(d_model, d_k))
     w_key = rng.normal(scale=scale, size=(d_model, d_k))
@@ -398,6 +423,8 @@ def train(
     ------
     TypeError, ValueError
         For inputs of the wrong type or shape; the message names the argument.
+        ``steps`` is refused at once when its losses would exceed
+        ``qkv._checks.MAX_ARRAY_BYTES``.
 
     Examples
     --------
@@ -424,6 +451,7 @@ def train(
     if targets.shape[0] != n_sentences or targets.shape[1] == 0:
         raise ValueError(f"targets must have shape (N, d_v) with N={n_sentences}, got shape {targets.shape}")
     steps = check_positive_int(steps, "steps")
+    check_array_bytes((steps + 1,), np.float64, f"steps={steps} (one loss per step)")
     learning_rate = check_real_number(learning_rate, "learning_rate")
     if learning_rate <= 0:
         raise ValueError(f"learning_rate must be positive, got {learning_rate}")
