@@ -15,14 +15,9 @@ import qkv.alibi
 from needs import require
 from qkv import alibi_bias, alibi_slopes, causal_mask, scaled_dot_product_attention, softmax
 
-try:
-    import torch
-    from transformers.models.bloom.modeling_bloom import build_alibi_tensor
-except ImportError:  # pragma: no cover - depends on the environment
-    build_alibi_tensor = None
-
 TRANSFORMERS_HINT = (
-    "pip install torch==2.13.0 transformers==5.24.0 (BLOOM's build_alibi_tensor cross-check)"
+    "torch or transformers is not installed; to run the BLOOM build_alibi_tensor "
+    "cross-check: pip install torch==2.13.0 transformers==5.24.0"
 )
 
 
@@ -196,7 +191,11 @@ class TestAgainstTransformersBloom:
 
     @pytest.mark.parametrize("num_heads", [1, 3, 6, 8, 12, 16, 20, 64])
     def test_slopes_and_bias(self, num_heads):
-        require(build_alibi_tensor is not None, TRANSFORMERS_HINT)
+        try:  # imported on use: transformers takes seconds to import
+            import torch
+            from transformers.models.bloom.modeling_bloom import build_alibi_tensor
+        except ImportError:
+            require(False, TRANSFORMERS_HINT)
         length = 7
         mask = torch.ones(1, length, dtype=torch.long)  # one sequence, no padding
         theirs = build_alibi_tensor(mask, num_heads, torch.float64).numpy()  # (h, 1, L)

@@ -18,23 +18,13 @@ from hypothesis.extra.numpy import arrays
 from needs import require
 from qkv import rotary_encoding, shift_matrix
 
-try:
-    import torch
-except ImportError:  # pragma: no cover - depends on the environment
-    torch = None
-try:
-    from transformers import LlamaConfig
-    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
-except ImportError:  # pragma: no cover
-    apply_rotary_pos_emb = None
-try:
-    from rotary_embedding_torch import RotaryEmbedding
-except ImportError:  # pragma: no cover
-    RotaryEmbedding = None
-
-TRANSFORMERS_HINT = "pip install torch==2.13.0 transformers==5.24.0 (Llama RoPE cross-check)"
+TRANSFORMERS_HINT = (
+    "torch or transformers is not installed; to run the Llama RoPE cross-check: "
+    "pip install torch==2.13.0 transformers==5.24.0"
+)
 LUCIDRAINS_HINT = (
-    "pip install torch==2.13.0 rotary-embedding-torch==0.9.1 einops==0.8.2 (RoPE cross-check)"
+    "torch or rotary-embedding-torch is not installed; to run its RoPE cross-check: "
+    "pip install torch==2.13.0 rotary-embedding-torch==0.9.1 einops==0.8.2"
 )
 
 FAST = settings(derandomize=True, max_examples=60, deadline=None, database=None)
@@ -315,19 +305,35 @@ class TestErrors:
             rotary_encoding(np.ones((2, 4)), pairs=pairs)
 
 
-def _require_transformers():
-    require(torch is not None and apply_rotary_pos_emb is not None, TRANSFORMERS_HINT)
+def _transformers_llama():
+    """torch and transformers' Llama RoPE, imported on use (transformers takes
+    seconds to import); skip without them, fail under CI=true."""
+    try:
+        import torch
+        from transformers import LlamaConfig
+        from transformers.models.llama.modeling_llama import (
+            LlamaRotaryEmbedding,
+            apply_rotary_pos_emb,
+        )
+    except ImportError:
+        require(False, TRANSFORMERS_HINT)
+    return torch, LlamaConfig, LlamaRotaryEmbedding, apply_rotary_pos_emb
 
 
-def _require_lucidrains():
-    require(torch is not None and RotaryEmbedding is not None, LUCIDRAINS_HINT)
+def _rotary_embedding_torch():
+    try:
+        import torch
+        from rotary_embedding_torch import RotaryEmbedding
+    except ImportError:
+        require(False, LUCIDRAINS_HINT)
+    return torch, RotaryEmbedding
 
 
 class TestAgainstTransformersLlama:
     """Hugging Face transformers' Llama RoPE: the halves layout."""
 
     def test_apply_rotary_pos_emb_float64(self):
-        _require_transformers()
+        torch, _, _, apply_rotary_pos_emb = _transformers_llama()
         rng = np.random.default_rng(20)
         batch, heads, length, d = 2, 3, 9, 16
         q, k = rng.normal(size=(2, batch, heads, length, d))
@@ -348,7 +354,7 @@ class TestAgainstTransformersLlama:
 
     def test_llama_rotary_embedding_module(self):
         """The module end to end; it computes its angles in float32 on purpose."""
-        _require_transformers()
+        torch, LlamaConfig, LlamaRotaryEmbedding, apply_rotary_pos_emb = _transformers_llama()
         d, length = 16, 12
         config = LlamaConfig(hidden_size=4 * d, num_attention_heads=4, rope_theta=10000.0)
         rotary = LlamaRotaryEmbedding(config)
@@ -368,7 +374,7 @@ class TestAgainstRotaryEmbeddingTorch:
 
     @pytest.mark.parametrize("offset", [0, 17])
     def test_float64_frequencies(self, offset):
-        _require_lucidrains()
+        torch, RotaryEmbedding = _rotary_embedding_torch()
         d, length = 16, 10
         rope = RotaryEmbedding(
             d, custom_freqs=torch.from_numpy(inverse_frequencies(d)), cache_if_possible=False
@@ -380,7 +386,7 @@ class TestAgainstRotaryEmbeddingTorch:
 
     def test_default_module(self):
         """Its default frequencies are float32: the same formula, to float32 precision."""
-        _require_lucidrains()
+        torch, RotaryEmbedding = _rotary_embedding_torch()
         d, length = 32, 40
         rope = RotaryEmbedding(d)
         x = np.random.default_rng(23).normal(size=(1, length, d))

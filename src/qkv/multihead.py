@@ -134,9 +134,11 @@ def multi_head_attention(
     measured in float64 with either mask, returns NaN for that row with
     ``need_weights=True`` (its default; the weights row is NaN too). With
     ``need_weights=False`` it returns ``out_proj.bias``, like this function,
-    except in eval mode under ``torch.no_grad()``, where its fast path
-    returns NaN again. ``F.scaled_dot_product_attention`` returns a zero
-    row. ``tests/test_torch_crosscheck.py`` measures each of these cases.
+    except when its inference fast path runs (self-attention in eval mode
+    with autograd off, e.g. under ``torch.no_grad()``), which returns NaN
+    again. ``F.scaled_dot_product_attention`` returns a zero row.
+    ``tests/test_multihead.py`` and ``tests/test_torch_crosscheck.py``
+    measure each of these cases.
 
     Raises
     ------

@@ -10,15 +10,15 @@ query at position ``m`` and a key at position ``n``::
     (q R_m) . (k R_n) = q R_m R_n^T k^T = q R_(m - n) k^T
 
 the score depends on the offset ``m - n`` only, never on ``m`` and ``n``
-themselves. In this library's row-vector convention ``R_pos`` is
-``shift_matrix(pos, d)``: the matrix that moves a sinusoidal encoding
+themselves. In this library's row-vector convention and the interleaved
+layout, ``R_pos`` is ``shift_matrix(pos, d)``: the matrix that moves a sinusoidal encoding
 ``pos`` positions on also rotates a vector by ``pos`` positions' angles.
 
 Which dimensions form a pair is a layout choice with two conventions in
 use; they are the same rotation up to a fixed permutation of dimensions:
 
-* ``"interleaved"``: pairs ``(2i, 2i + 1)``, the RoFormer paper's layout
-  (the pseudo-code in ZhuiyiTechnology/roformer's README rotates
+* ``"interleaved"``: pairs ``(2i, 2i + 1)``, RoFormer's layout (the
+  authors' pseudo-code in the ZhuiyiTechnology/roformer README rotates
   ``[-x[1::2], x[::2]]``), Meta's original Llama code (``apply_rotary_emb``
   in meta-llama/llama ``llama/model.py`` views the pairs as complex
   numbers) and ``rotary-embedding-torch``'s ``rotate_half``
