@@ -392,6 +392,20 @@ class TestAgainstTorchMultiheadAttention:
         )
         assert _max_diff(ours, theirs) < 1e-12
 
+    def test_per_head_3d_attn_mask(self):
+        """torch's 3-D attn_mask (N * num_heads, L, S) is ours reshaped to (N, num_heads, L, S)."""
+        require(torch is not None, TORCH_HINT)
+        rng = np.random.default_rng(145)
+        module = _torch_module(rng, 8, 2, True)
+        x = rng.normal(size=(3, 5, 8))
+        blocked = rng.random((3 * 2, 5, 5)) < 0.4  # torch: True = not allowed
+        blocked[:, :, 0] = False  # every query keeps a key
+        ours = multi_head_attention(
+            x, x, x, 2, *_module_weights(module), mask=~blocked.reshape(3, 2, 5, 5)
+        )
+        theirs = _run_torch(module, x, x, x, attn_mask=torch.from_numpy(blocked))
+        assert _max_diff(ours, theirs) < 1e-12
+
     def test_head_averaged_weights(self):
         require(torch is not None, TORCH_HINT)
         rng = np.random.default_rng(150)
