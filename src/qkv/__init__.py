@@ -6,6 +6,9 @@ Small, readable NumPy implementations of the input side of a Transformer
 * ``qkv.embeddings``: token ids -> vectors (a table lookup);
 * ``qkv.positional``: sinusoidal and learned position vectors;
 * ``qkv.attention``: softmax, scaled dot-product attention, masks;
+* ``qkv.multihead``: multi-head attention, with PyTorch's weight layout;
+* ``qkv.rotary``: rotary position embedding (RoPE), rotating queries and keys;
+* ``qkv.alibi``: ALiBi, per-head linear distance penalties on the scores;
 * ``qkv.training``: learning one head's W_query, W_key, W_value by gradient descent;
 * ``qkv.toy``: the curriculum's small, labelled example data.
 
@@ -19,6 +22,7 @@ Examples
 """
 
 from qkv import toy
+from qkv.alibi import alibi_bias, alibi_slopes
 from qkv.attention import causal_mask, scaled_dot_product_attention, self_attention, softmax
 from qkv.embeddings import (
     cosine_similarity,
@@ -27,6 +31,7 @@ from qkv.embeddings import (
     nearest_neighbours,
     one_hot,
 )
+from qkv.multihead import multi_head_attention
 from qkv.positional import (
     learned_positional_table,
     pair_frequencies,
@@ -35,6 +40,7 @@ from qkv.positional import (
     shift_matrix,
     sinusoidal_encoding,
 )
+from qkv.rotary import rotary_encoding
 from qkv.training import (
     attention_backward,
     attention_forward,
@@ -67,6 +73,12 @@ __all__ = [
     "scaled_dot_product_attention",
     "causal_mask",
     "self_attention",
+    # multi-head
+    "multi_head_attention",
+    # relative positions
+    "rotary_encoding",
+    "alibi_slopes",
+    "alibi_bias",
     # training
     "attention_forward",
     "attention_backward",
