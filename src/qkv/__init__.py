@@ -7,7 +7,8 @@ Small, readable NumPy implementations of the input side of a Transformer
 * ``qkv.positional``: sinusoidal and learned position vectors;
 * ``qkv.attention``: softmax, scaled dot-product attention, masks;
 * ``qkv.training``: learning one head's W_query, W_key, W_value by gradient descent;
-* ``qkv.toy``: the curriculum's small, labelled example data.
+* ``qkv.toy``: the curriculum's small, labelled example data;
+* ``qkv.sql``: one attention head as SQL on SQLite, PostgreSQL or DuckDB.
 
 Examples
 --------
@@ -18,7 +19,7 @@ Examples
 (2, 4)
 """
 
-from qkv import toy
+from qkv import sql, toy
 from qkv.attention import causal_mask, scaled_dot_product_attention, self_attention, softmax
 from qkv.embeddings import (
     cosine_similarity,
@@ -49,6 +50,7 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__",
     "toy",
+    "sql",
     # embeddings
     "one_hot",
     "embed",
