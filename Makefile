@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test bench lock clean
+.PHONY: install serve build test bench bench-sql lock clean
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,12 @@ test: $(STAMP)
 # Lighthouse budgets of the chapter pages: prints a table (not part of make test).
 bench: $(STAMP)
 	$(PY) tests/bench_budgets.py
+
+# One attention head as SQL on SQLite, PostgreSQL and DuckDB against NumPy,
+# for growing L: prints a table and writes the committed result file
+# docs/_site/data/sql_attention_bench.json (run it on a quiet machine).
+bench-sql: $(STAMP)
+	$(PY) tests/bench_sql.py
 
 # Regenerate the constraints (the lock) from the current environment.
 # PyTorch is left out: .ci/run pins it (the CPU build) on its own.

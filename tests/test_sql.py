@@ -8,6 +8,7 @@ from PyPI. Without them these tests skip locally and fail under CI=true.
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import socket
 import sqlite3
@@ -284,7 +285,6 @@ class TestDialectDifferences:
             def execute(self, sql):
                 raise sqlite3.OperationalError(self.message)
 
-        assert _dialect.sqlite_has_math(sqlite3.connect(":memory:")) in (True, False)
         assert _dialect.sqlite_has_math(WithoutMath("no such function: exp")) is False
         with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
             _dialect.sqlite_has_math(WithoutMath("disk I/O error"))
@@ -547,3 +547,42 @@ class TestPostgresServer:
         assert not server.directory.exists()
         with socket.socket() as sock:
             assert sock.connect_ex(("127.0.0.1", server.settings["port"])) != 0
+
+
+class TestBenchmark:
+    """tests/bench_sql.py: its counts and its checks, not its timings."""
+
+    @pytest.fixture
+    def connections(self, request):
+        opened = {name: _open(name, request) for name in DATABASES}
+        yield opened
+        for conn in opened.values():
+            conn.close()
+
+    def test_measure_counts_rows_and_checks_the_numbers(self, connections):
+        import bench_sql
+
+        row = bench_sql.measure(connections, 4, repeats=1)
+        assert row["score_rows"] == 4 * 4 and row["join_rows"] == 4 * 4 * bench_sql.D
+        assert set(row["seconds"]) == {*DATABASES, "NumPy"}
+        assert all(error <= 1e-12 for error in row["max_abs_error"].values())
+
+    def test_a_wrong_database_result_stops_the_benchmark(self, connections, monkeypatch):
+        import bench_sql
+
+        monkeypatch.setattr(qkv.sql, "READ_OUTPUT", "SELECT qpos, dim, 2 * val FROM output")
+        with pytest.raises(SystemExit, match="SQLite differs from NumPy by .* at L=4"):
+            bench_sql.measure(connections, 4, repeats=1)
+
+    def test_the_committed_result_file(self):
+        import bench_sql
+
+        result = json.loads(bench_sql.RESULT.read_text())
+        assert result["command"] == "make bench-sql"
+        assert len(result["machine"]["load_before"]) == 3 and result["versions"]["postgresql"]
+        d_k = result["settings"]["d_k"]
+        assert [row["L"] for row in result["rows"]] == [16, 32, 64, 128, 256]
+        for row in result["rows"]:
+            assert row["score_rows"] == row["L"] ** 2 and row["join_rows"] == row["L"] ** 2 * d_k
+            assert set(row["seconds"]) == {*DATABASES, "NumPy"}
+            assert all(seconds > 0 for seconds in row["seconds"].values())
