@@ -292,8 +292,9 @@ def attention(
     The arrays go into temporary tables in long form, the views of the
     package's ``.sql`` files compute scores, softmax and output, and the
     rows come back as arrays. The result equals
-    ``qkv.scaled_dot_product_attention(query, key, value, mask)`` to about
-    1e-15 (tested to 1e-12 on all three databases).
+    ``qkv.scaled_dot_product_attention(query, key, value, mask)``: the tests
+    hold all three databases to 1e-12 (the sums run in another order, so
+    the last bits can differ).
 
     Parameters
     ----------

@@ -148,8 +148,9 @@ def load(
     """Insert column lists ``data`` into ``table`` (a fixed name, never user text).
 
     SQLite takes a row per call (fast in-process); PostgreSQL and DuckDB
-    take whole columns as arrays in one statement, about 5x (PostgreSQL)
-    and 80x (DuckDB) faster than executemany at 2048 rows.
+    take whole columns as arrays in one statement: for 2048 rows that took
+    0.023 s instead of executemany's 0.097 s on PostgreSQL, and 0.013 s
+    instead of 1.06 s on DuckDB (one run each, on a busy 2-core machine).
     """
     if not data[0]:
         return  # nothing to insert (and PostgreSQL cannot type an empty array)
