@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test bench lock clean chapter
+.PHONY: install serve build test bench bench-sql lock clean chapter
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,12 @@ chapter: $(STAMP)
 # Lighthouse budgets of the chapter pages: prints a table (not part of make test).
 bench: $(STAMP)
 	$(PY) benchmarks/budgets.py
+
+# One attention head as SQL on SQLite, PostgreSQL and DuckDB against NumPy,
+# for growing L: prints a table and writes the committed result file
+# benchmarks/results/sql-attention.json (run it on a quiet machine).
+bench-sql: $(STAMP)
+	$(PY) benchmarks/sql_attention.py
 
 # Regenerate the constraints (the lock) from the current environment.
 # PyTorch is left out: .ci/run pins it (the CPU build) on its own.

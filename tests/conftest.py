@@ -81,3 +81,22 @@ def browser():
 def artifacts() -> Path:
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A throw-away PostgreSQL for the session (tests/support/postgres_server.py).
+
+    Missing PostgreSQL or psycopg: skip with an install hint, or fail under CI=true.
+    """
+    import importlib.util
+
+    from postgres_server import INSTALL_HINT, find_bin_dir, running_postgres
+
+    require(find_bin_dir() is not None, INSTALL_HINT)
+    require(
+        importlib.util.find_spec("psycopg") is not None,
+        "psycopg is not installed: `pip install -e '.[test]'` installs psycopg[binary]",
+    )
+    with running_postgres() as server:
+        yield server

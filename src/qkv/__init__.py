@@ -10,7 +10,8 @@ Small, readable NumPy implementations of the input side of a Transformer
 * ``qkv.rotary``: rotary position embedding (RoPE), rotating queries and keys;
 * ``qkv.alibi``: ALiBi, per-head linear distance penalties on the scores;
 * ``qkv.training``: learning one head's W_query, W_key, W_value by gradient descent;
-* ``qkv.toy``: the curriculum's small, labelled example data.
+* ``qkv.toy``: the curriculum's small, labelled example data;
+* ``qkv.sql``: one attention head as SQL on SQLite, PostgreSQL or DuckDB.
 
 Examples
 --------
@@ -21,7 +22,7 @@ Examples
 (2, 4)
 """
 
-from qkv import toy
+from qkv import sql, toy
 from qkv.alibi import alibi_bias, alibi_slopes
 from qkv.attention import causal_mask, scaled_dot_product_attention, self_attention, softmax
 from qkv.embeddings import (
@@ -55,6 +56,7 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__",
     "toy",
+    "sql",
     # embeddings
     "one_hot",
     "embed",

@@ -1,0 +1,450 @@
+"""Attention is a query: one head of scaled dot-product attention in SQL.
+
+The same numbers as ``qkv.scaled_dot_product_attention``, computed by a
+database from tables in long form, one row per (position, dimension)::
+
+    q(pos, dim, val)   k(pos, dim, val)   v(pos, dim, val)
+
+Each step is a view in its own ``.sql`` file (package data, shown verbatim
+on the site and run unchanged by SQLite, PostgreSQL and DuckDB):
+
+* ``tables.sql``: the three input tables;
+* ``scores.sql``: a join on ``dim`` and ``SUM(q.val * k.val) / sqrt(d_k)``
+  per ``(qpos, kpos)`` group, which is ``Q @ K.T / sqrt(d_k)``;
+* ``mask_none.sql``, ``mask_causal.sql`` (``WHERE kpos <= qpos``),
+  ``mask_padding.sql`` (a join with the valid tokens), ``mask_pairs.sql``
+  (a join with the allowed pairs): the scores a query may see, ``visible``;
+* ``weights.sql``: the stable softmax as window aggregates,
+  ``MAX(score) OVER (PARTITION BY qpos)`` and ``SUM(...) OVER (...)``;
+* ``output.sql``: ``SUM(weight * v.val) ... GROUP BY qpos, dim``, which is
+  ``weights @ V``;
+* ``sinusoidal.sql`` (recursive CTEs) and ``sinusoidal_series.sql``
+  (``generate_series``): the positional-encoding table.
+
+Run them in that order, insert rows into q, k and v, and
+``SELECT * FROM output`` is the attention output. The functions below do
+exactly that on a connection you pass: ``sqlite3`` (standard library),
+``psycopg`` 3 (PostgreSQL) or ``duckdb``. Where the three databases differ,
+``qkv.sql._dialect`` says how and handles it.
+
+Examples
+--------
+>>> import sqlite3
+>>> import numpy as np
+>>> import qkv
+>>> import qkv.sql
+>>> x = qkv.toy.bank_sentence(["money", "bank", "grows"])
+>>> q, k, v = x @ qkv.toy.W_QUERY, x @ qkv.toy.W_KEY, x @ qkv.toy.W_VALUE
+>>> out, weights = qkv.sql.attention(sqlite3.connect(":memory:"), q, k, v)
+>>> weights[1].round(4).tolist()
+[0.6652, 0.09, 0.2447]
+>>> expected_out, expected_weights = qkv.scaled_dot_product_attention(q, k, v)
+>>> bool(np.allclose(out, expected_out, rtol=0, atol=1e-12))
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from qkv._checks import as_finite_float_array, check_ndim, check_positive_int
+from qkv.positional import _check_base, _check_d_model
+from qkv.sql import _dialect
+
+__all__ = ["attention", "explain", "attention_views", "sinusoidal_encoding", "query_text", "QUERY_NAMES"]
+
+QUERY_NAMES = (
+    "tables",
+    "scores",
+    "mask_none",
+    "mask_causal",
+    "mask_padding",
+    "mask_pairs",
+    "weights",
+    "output",
+    "sinusoidal",
+    "sinusoidal_series",
+)
+INPUT_TABLES = ("q", "k", "v")
+VIEWS = ("output", "weights", "visible", "scores")  # dependants first: the drop order
+MASK_TABLES = {"mask_none": (), "mask_causal": (), "mask_padding": ("tokens",), "mask_pairs": ("allowed",)}
+READ_OUTPUT = "SELECT qpos, dim, val FROM output"
+READ_WEIGHTS = "SELECT qpos, kpos, weight FROM weights"
+
+
+def query_text(name: str) -> str:
+    """The text of one of the package's ``.sql`` files, e.g. ``"scores"``.
+
+    Parameters
+    ----------
+    name : str
+        One of ``QUERY_NAMES``.
+
+    Returns
+    -------
+    str
+        The file's text, comments included, as the site shows it.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not one of ``QUERY_NAMES``.
+
+    Examples
+    --------
+    >>> import qkv.sql
+    >>> print(qkv.sql.query_text("mask_causal"))
+    -- The causal mask is a predicate: a query sees its own position and the
+    -- ones before it, never the future.
+    CREATE TEMP VIEW visible AS
+    SELECT qpos, kpos, score
+    FROM scores
+    WHERE kpos <= qpos;
+    """
+    if name not in QUERY_NAMES:
+        raise ValueError(f"name must be one of {', '.join(QUERY_NAMES)}; got {name!r}")
+    return resources.files(__name__).joinpath(f"{name}.sql").read_text(encoding="utf-8").rstrip("\n")
+
+
+def _check_head(query: Any, key: Any, value: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The input checks of ``scaled_dot_product_attention``, for one 2-D head.
+
+    Same messages as the NumPy API for the same faults (tests compare them);
+    batches are refused with a message that says so.
+    """
+    arrays = []
+    for name, arr_in, shape_text in (
+        ("query", query, "(L_q, d_k)"),
+        ("key", key, "(L_k, d_k)"),
+        ("value", value, "(L_k, d_v)"),
+    ):
+        arr = as_finite_float_array(arr_in, name)
+        if arr.ndim > 2:
+            raise ValueError(
+                f"{name} must have shape {shape_text} (2-D), got shape {arr.shape} ({arr.ndim}-D): "
+                "qkv.sql runs one head on one sequence, so loop over a batch"
+            )
+        check_ndim(arr, name, 2, shape_text)
+        arrays.append(arr)
+    q, k, v = arrays
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"query and key must have the same last dimension d_k, got query shape "
+            f"{q.shape} (d_k={q.shape[-1]}) and key shape {k.shape} (d_k={k.shape[-1]})"
+        )
+    if q.shape[-1] == 0:
+        raise ValueError(f"d_k must be at least 1, got query shape {q.shape}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"key and value must have the same length L_k (one value per key), got key "
+            f"shape {k.shape} (L_k={k.shape[-2]}) and value shape {v.shape} (L_k={v.shape[-2]})"
+        )
+    if k.shape[0] == 0:
+        raise ValueError(f"key must have at least one row (L_k >= 1), got key shape {k.shape}")
+    return q, k, v
+
+
+def _check_bool_mask(mask: Any, scores_shape: tuple[int, int]) -> np.ndarray:
+    """The mask broadcast to ``(L_q, L_k)``; only booleans (True = may attend)."""
+    try:
+        arr = np.asarray(mask)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"mask could not be converted to an array: {exc}") from exc
+    if arr.dtype.kind != "b":
+        hint = "for a 0/1 mask use mask.astype(bool)" if arr.dtype.kind in "iu" else (
+            "qkv.sql has no additive float masks: pass mask == 0 for a 0/-inf mask"
+        )
+        raise TypeError(f"mask must be boolean (True = may attend), got dtype {arr.dtype}; {hint}")
+    try:
+        return np.broadcast_to(arr, scores_shape)
+    except ValueError:
+        raise ValueError(
+            f"mask of shape {arr.shape} does not broadcast to the attention scores "
+            f"shape {scores_shape}, i.e. (L_q, L_k)"
+        ) from None
+
+
+def _mask_file(mask: np.ndarray | None) -> str:
+    """Which ``mask_*.sql`` says the same as ``mask``, shape (L_q, L_k).
+
+    The causal pattern becomes the predicate ``kpos <= qpos``; a mask that
+    is the same for every query (padding) a join with the valid tokens;
+    anything else a join with the allowed pairs. All give the same weights.
+    """
+    if mask is None:
+        return "mask_none"
+    l_q, l_k = mask.shape
+    causal = np.arange(l_k)[None, :] <= np.arange(l_q)[:, None]  # (L_q, L_k): kpos <= qpos
+    if np.array_equal(mask, causal):
+        return "mask_causal"
+    if l_q > 0 and np.all(mask == mask[:1]):
+        return "mask_padding"
+    return "mask_pairs"
+
+
+def _long_form(arr: np.ndarray) -> tuple[list, list, list]:
+    """(L, d) -> columns pos, dim, val with one entry per element."""
+    pos, dim = np.indices(arr.shape)
+    return pos.ravel().tolist(), dim.ravel().tolist(), arr.ravel().tolist()
+
+
+class AttentionViews:
+    """The connection while the tables and views exist: run SELECTs on them."""
+
+    def __init__(self, connection: Any, dialect: _dialect.Dialect, mask_file: str, shape: tuple):
+        self.connection = connection
+        self.dialect = dialect.name
+        self.mask_file = mask_file
+        self.l_q, self.l_k, self.d_v = shape
+        self._dialect = dialect
+
+    def rows(self, sql: str) -> list[tuple]:
+        """The rows of one parameterless SELECT, e.g. ``"SELECT * FROM scores"``."""
+        return _dialect.fetch(self.connection, self._dialect, sql)
+
+    def plan(self, sql: str = READ_OUTPUT) -> str:
+        """The database's plan for ``sql`` (by default the attention output)."""
+        return _dialect.plan_text(self.connection, self._dialect, sql)
+
+
+@contextlib.contextmanager
+def attention_views(
+    connection: Any, query: Any, key: Any, value: Any, mask: Any = None
+) -> Iterator[AttentionViews]:
+    """Load one head into temporary tables and create the step views.
+
+    Inside the ``with`` block the connection holds tables ``q``, ``k``,
+    ``v`` (and ``tokens`` or ``allowed`` for a mask) and views ``scores``,
+    ``visible``, ``weights`` and ``output``; afterwards none of them exist.
+
+    Parameters
+    ----------
+    connection : sqlite3.Connection, psycopg.Connection or duckdb.DuckDBPyConnection
+        An open connection; it is left as it was found.
+    query, key, value, mask
+        As for ``attention``.
+
+    Yields
+    ------
+    AttentionViews
+        ``.rows(sql)`` runs a SELECT, ``.plan(sql)`` returns its plan,
+        ``.dialect`` names the database, ``.mask_file`` the mask step used,
+        ``.l_q``, ``.l_k``, ``.d_v`` are the sizes.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for ``attention``.
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> import qkv.sql
+    >>> ones = [[1.0, 1.0], [1.0, 1.0]]
+    >>> with qkv.sql.attention_views(sqlite3.connect(":memory:"), ones, ones, ones) as views:
+    ...     views.rows("SELECT qpos, kpos, score FROM scores ORDER BY qpos, kpos")
+    [(0, 0, 1.414...), (0, 1, 1.414...), (1, 0, 1.414...), (1, 1, 1.414...)]
+    """
+    dialect = _dialect.dialect_of(connection)
+    q, k, v = _check_head(query, key, value)
+    mask_arr = None if mask is None else _check_bool_mask(mask, (q.shape[0], k.shape[0]))
+    mask_file = _mask_file(mask_arr)
+    _dialect.ensure_math(connection, dialect)
+    try:
+        with _dialect.scratch(connection, dialect, VIEWS, INPUT_TABLES + MASK_TABLES[mask_file]):
+            yield from _create_and_load(connection, dialect, q, k, v, mask_arr, mask_file)
+    except Exception as exc:
+        clearer = _dialect.explain_underflow(exc, dialect)
+        if clearer is None:
+            raise
+        raise clearer from exc
+
+
+def _create_and_load(connection, dialect, q, k, v, mask_arr, mask_file) -> Iterator[AttentionViews]:
+    """Run the step files, load the rows, then yield (the body of attention_views)."""
+    for name in ("tables", "scores", mask_file, "weights", "output"):
+        for statement in _dialect.statements(query_text(name)):
+            _dialect.run(connection, dialect, statement)
+    for table, arr in zip(INPUT_TABLES, (q, k, v)):
+        _dialect.load(connection, dialect, table, ("pos", "dim", "val"), _long_form(arr))
+    if mask_file == "mask_padding":
+        valid = mask_arr[0].tolist()
+        _dialect.load(connection, dialect, "tokens", ("pos", "valid"), (list(range(len(valid))), valid))
+    elif mask_file == "mask_pairs":
+        qpos, kpos = np.nonzero(mask_arr)
+        _dialect.load(connection, dialect, "allowed", ("qpos", "kpos"), (qpos.tolist(), kpos.tolist()))
+    if dialect.analyze_after_load:
+        for table in INPUT_TABLES + MASK_TABLES[mask_file]:
+            _dialect.run(connection, dialect, f"ANALYZE {table}")
+    yield AttentionViews(connection, dialect, mask_file, (q.shape[0], k.shape[0], v.shape[1]))
+
+
+def attention(
+    connection: Any, query: Any, key: Any, value: Any, mask: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Scaled dot-product attention computed by a database, with the weights.
+
+    The arrays go into temporary tables in long form, the views of the
+    package's ``.sql`` files compute scores, softmax and output, and the
+    rows come back as arrays. The result equals
+    ``qkv.scaled_dot_product_attention(query, key, value, mask)``: the tests
+    hold all three databases to 1e-12 (the sums run in another order, so
+    the last bits can differ).
+
+    Parameters
+    ----------
+    connection : sqlite3.Connection, psycopg.Connection or duckdb.DuckDBPyConnection
+        An open connection to SQLite, PostgreSQL (psycopg 3) or DuckDB. Its
+        temporary tables are dropped again and its own open transaction, if
+        any, is neither committed nor rolled back.
+    query : array_like, shape (L_q, d_k)
+    key : array_like, shape (L_k, d_k)
+    value : array_like, shape (L_k, d_v)
+        One head on one sequence: batches are not supported (loop over them).
+    mask : array_like of bool, optional
+        Broadcastable to ``(L_q, L_k)``; ``True`` means the query may attend
+        to that key, as in ``qkv.scaled_dot_product_attention``. A causal
+        mask runs as ``WHERE kpos <= qpos``, one that is the same for every
+        query (padding) as a join with the valid tokens, any other as a join
+        with the allowed pairs. Float (additive) masks are not supported.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (L_q, d_v), float64
+    weights : numpy.ndarray, shape (L_q, L_k), float64
+        A query whose every key is masked gets no rows from the database,
+        and so weights and output all 0, as in qkv (not NaN).
+
+    Raises
+    ------
+    TypeError
+        If ``connection`` is of another kind (the message names the
+        supported ones), an input is not numeric, or ``mask`` is not boolean.
+    ValueError
+        If an input is not 2-D or holds NaN/inf; ``query`` and ``key``
+        differ in ``d_k``; ``key`` and ``value`` differ in ``L_k``; ``key``
+        has no rows; or ``mask`` does not broadcast to ``(L_q, L_k)``.
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> import qkv.sql
+    >>> keys = [[1.0, 0.0], [0.0, 1.0]]
+    >>> values = [[10.0], [20.0]]
+    >>> out, weights = qkv.sql.attention(sqlite3.connect(":memory:"), [[4.0, 0.0]], keys, values)
+    >>> weights.round(4).tolist(), out.round(4).tolist()
+    ([[0.9442, 0.0558]], [[10.5581]])
+    """
+    with attention_views(connection, query, key, value, mask) as views:
+        weight_rows = views.rows(READ_WEIGHTS)
+        output_rows = views.rows(READ_OUTPUT)
+    # Rows absent from the result (fully masked queries) stay 0.
+    weights = np.zeros((views.l_q, views.l_k))
+    output = np.zeros((views.l_q, views.d_v))
+    for qpos, kpos, weight in weight_rows:
+        weights[qpos, kpos] = weight
+    for qpos, dim, val in output_rows:
+        output[qpos, dim] = val
+    return output, weights
+
+
+def explain(connection: Any, query: Any, key: Any, value: Any, mask: Any = None) -> str:
+    """The database's plan for the attention query, as text.
+
+    ``EXPLAIN QUERY PLAN`` in SQLite (indented by parent), ``EXPLAIN`` in
+    PostgreSQL and DuckDB, of ``SELECT qpos, dim, val FROM output`` with the
+    inputs loaded (the plan depends on the data only through the sizes).
+
+    Parameters
+    ----------
+    connection, query, key, value, mask
+        As for ``attention``.
+
+    Returns
+    -------
+    str
+        The plan, one node per line.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for ``attention``.
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> import qkv.sql
+    >>> plan = qkv.sql.explain(sqlite3.connect(":memory:"), [[1.0]], [[1.0]], [[1.0]])
+    >>> "USE TEMP B-TREE FOR GROUP BY" in plan
+    True
+    """
+    with attention_views(connection, query, key, value, mask) as views:
+        return views.plan()
+
+
+def sinusoidal_encoding(
+    connection: Any,
+    num_positions: int,
+    d_model: int,
+    base: float = 10000.0,
+    *,
+    method: str = "recursive",
+) -> np.ndarray:
+    """The sinusoidal positional-encoding table, computed by a database.
+
+    Parameters
+    ----------
+    connection : sqlite3.Connection, psycopg.Connection or duckdb.DuckDBPyConnection
+    num_positions : int
+        Number of positions ``P``.
+    d_model : int
+        Model width; positive and even.
+    base : float, default 10000.0
+        Must be greater than 1.
+    method : {"recursive", "generate_series"}
+        ``sinusoidal.sql`` counts positions and pairs with recursive CTEs
+        (every database); ``sinusoidal_series.sql`` uses ``generate_series``
+        (PostgreSQL and DuckDB only).
+
+    Returns
+    -------
+    numpy.ndarray, shape (num_positions, d_model), float64
+        Equal to ``qkv.sinusoidal_encoding(num_positions, d_model, base)``.
+
+    Raises
+    ------
+    TypeError
+        If ``connection`` is of another kind, or a size is not an integer.
+    ValueError
+        If a size is not positive, ``d_model`` is odd, ``base <= 1``, or
+        ``method`` is unknown or ``"generate_series"`` on SQLite.
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> import qkv.sql
+    >>> print(qkv.sql.sinusoidal_encoding(sqlite3.connect(":memory:"), 3, 6).round(4).tolist())
+    [[0.0, 1.0, 0.0, 1.0, 0.0, 1.0],
+     [0.8415, 0.5403, 0.0464, 0.9989, 0.0022, 1.0],
+     [0.9093, -0.4161, 0.0927, 0.9957, 0.0043, 1.0]]
+    """
+    dialect = _dialect.dialect_of(connection)
+    num_positions = check_positive_int(num_positions, "num_positions")
+    d_model = _check_d_model(d_model)
+    base = _check_base(base)
+    files = {"recursive": "sinusoidal", "generate_series": "sinusoidal_series"}
+    if method not in files:
+        raise ValueError(f"method must be 'recursive' or 'generate_series', got {method!r}")
+    if method == "generate_series" and not dialect.has_generate_series:
+        raise ValueError(f"method='generate_series' needs PostgreSQL or DuckDB: {dialect.name} has no generate_series")
+    _dialect.ensure_math(connection, dialect)
+    params = {"num_positions": num_positions, "d_model": d_model, "base": base}
+    table = np.zeros((num_positions, d_model))
+    for pos, dim, val in _dialect.fetch(connection, dialect, query_text(files[method]), params):
+        table[pos, dim] = val
+    return table

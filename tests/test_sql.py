@@ -1,0 +1,588 @@
+"""Tests for qkv.sql: one attention head as SQL on SQLite, PostgreSQL and DuckDB.
+
+PostgreSQL is the real server from Debian's package, started once per
+session by tests/support/postgres_server.py (the ``postgres`` fixture); DuckDB comes
+from PyPI. Without them these tests skip locally and fail under CI=true.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import socket
+import sqlite3
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import qkv
+import qkv.sql
+from needs import require
+from qkv.sql import _dialect
+
+ROOT = Path(__file__).resolve().parent.parent
+DATABASES = ["SQLite", "PostgreSQL", "DuckDB"]
+# derandomize: the same examples every run, so CI never flakes.
+FAST = settings(derandomize=True, max_examples=40, deadline=None, database=None)
+EXACT = {"rtol": 0, "atol": 1e-12}
+
+
+def _duckdb():
+    require(
+        importlib.util.find_spec("duckdb") is not None,
+        "duckdb is not installed: `pip install -e '.[test]'` installs it",
+    )
+    import duckdb
+
+    return duckdb
+
+
+def _open(name: str, request, autocommit: bool = True):
+    if name == "SQLite":
+        return sqlite3.connect(":memory:")
+    if name == "DuckDB":
+        return _duckdb().connect()
+    import psycopg
+
+    return psycopg.connect(**request.getfixturevalue("postgres").settings, autocommit=autocommit)
+
+
+@pytest.fixture(scope="module", params=DATABASES)
+def connection(request):
+    """One open connection per database, shared by a module's tests.
+
+    Sharing it is itself a test: a call that left a table or view behind
+    would make the next call's CREATE fail.
+    """
+    conn = _open(request.param, request)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(params=DATABASES)
+def fresh_connection(request):
+    """A new connection per test, for tests that change its state."""
+    conn = _open(request.param, request, autocommit=False)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def pg(request):
+    conn = _open("PostgreSQL", request)
+    yield conn
+    conn.close()
+
+
+def kind(conn) -> str:
+    return _dialect.dialect_of(conn).name
+
+
+def temp_objects(conn) -> list[str]:
+    """Names of the temporary tables and views that exist on ``conn``."""
+    sql = {
+        "SQLite": "SELECT name FROM sqlite_temp_master",
+        "PostgreSQL": "SELECT relname FROM pg_class WHERE relnamespace = pg_my_temp_schema()",
+        "DuckDB": "SELECT table_name FROM duckdb_tables() WHERE temporary "
+        "UNION ALL SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal",
+    }[kind(conn)]
+    return sorted(row[0] for row in conn.execute(sql).fetchall())
+
+
+def causal(l_q: int, l_k: int) -> np.ndarray:
+    return np.arange(l_k)[None, :] <= np.arange(l_q)[:, None]  # (L_q, L_k)
+
+
+def random_head(seed: int, l_q: int = 5, l_k: int = 6, d_k: int = 4, d_v: int = 3):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(l_q, d_k)), rng.normal(size=(l_k, d_k)), rng.normal(size=(l_k, d_v))
+
+
+def assert_same_as_numpy(conn, q, k, v, mask=None):
+    out, weights = qkv.sql.attention(conn, q, k, v, mask)
+    expected_out, expected_weights = qkv.scaled_dot_product_attention(q, k, v, mask)
+    assert out.shape == expected_out.shape and weights.shape == expected_weights.shape
+    np.testing.assert_allclose(weights, expected_weights, **EXACT)
+    np.testing.assert_allclose(out, expected_out, **EXACT)
+
+
+# Entries far below 1e-150 in magnitude are drawn as 0: on PostgreSQL a
+# product of two of them is an error (tested on its own below).
+small = st.floats(min_value=-3.0, max_value=3.0, allow_nan=False, allow_infinity=False).map(
+    lambda x: 0.0 if abs(x) < 1e-150 else x
+)
+
+
+@st.composite
+def head_with_mask(draw):
+    l_q, l_k = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    d_k, d_v = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    q = draw(arrays(np.float64, (l_q, d_k), elements=small))
+    k = draw(arrays(np.float64, (l_k, d_k), elements=small))
+    v = draw(arrays(np.float64, (l_k, d_v), elements=small))
+    mask_kind = draw(st.sampled_from(["none", "causal", "padding", "pairs"]))
+    mask = {
+        "none": lambda: None,
+        "causal": lambda: causal(l_q, l_k),
+        "padding": lambda: draw(arrays(np.bool_, (l_k,))),  # broadcasts over queries
+        "pairs": lambda: draw(arrays(np.bool_, (l_q, l_k))),  # fully masked rows included
+    }[mask_kind]()
+    return q, k, v, mask
+
+
+class TestEqualsNumpy:
+    @FAST
+    @given(problem=head_with_mask())
+    def test_random_heads_and_masks(self, connection, problem):
+        assert_same_as_numpy(connection, *problem)
+
+    @pytest.mark.parametrize(
+        "mask, expected_file",
+        [
+            (None, "mask_none"),
+            (causal(5, 6), "mask_causal"),
+            (np.array([True, True, False, True, False, False]), "mask_padding"),
+            (np.tile([True, False, True, True, True, False], (5, 1)), "mask_padding"),
+            (np.eye(5, 6, dtype=bool), "mask_pairs"),
+        ],
+        ids=["none", "causal", "padding-1d", "padding-2d", "pairs"],
+    )
+    def test_each_mask_runs_as_its_own_sql(self, connection, mask, expected_file):
+        q, k, v = random_head(1)
+        with qkv.sql.attention_views(connection, q, k, v, mask) as views:
+            assert views.mask_file == expected_file
+        assert_same_as_numpy(connection, q, k, v, mask)
+
+    def test_the_toy_bank_sentence(self, connection):
+        x = qkv.toy.bank_sentence(["money", "bank", "grows"])
+        q, k, v = x @ qkv.toy.W_QUERY, x @ qkv.toy.W_KEY, x @ qkv.toy.W_VALUE
+        _, weights = qkv.sql.attention(connection, q, k, v)
+        assert weights[1].round(4).tolist() == [0.6652, 0.09, 0.2447]
+        assert_same_as_numpy(connection, q, k, v)
+
+    @pytest.mark.parametrize(
+        "mask",
+        [np.zeros((3, 4), dtype=bool), np.array([[True] * 4, [False] * 4, [True, False] * 2])],
+        ids=["all-masked", "one-row-masked"],
+    )
+    def test_fully_masked_row_is_zeros_not_nan(self, connection, mask):
+        q, k, v = random_head(2, l_q=3, l_k=4)
+        out, weights = qkv.sql.attention(connection, q, k, v, mask)
+        blocked = ~mask.any(axis=1)
+        assert np.all(out[blocked] == 0.0) and np.all(weights[blocked] == 0.0)
+        assert not np.isnan(out).any()
+        assert_same_as_numpy(connection, q, k, v, mask)
+
+    def test_no_queries_gives_empty_arrays(self, connection):
+        out, weights = qkv.sql.attention(connection, np.ones((0, 2)), np.ones((2, 2)), np.ones((2, 3)))
+        assert out.shape == (0, 3) and weights.shape == (0, 2)
+
+    def test_values_round_trip_exactly(self, connection):
+        # Long form loses nothing: DOUBLE PRECISION holds every float64.
+        values = np.array([[1 / 3, -2.0**-40], [1e300, 7.0]])
+        with qkv.sql.attention_views(connection, values, values, values) as views:
+            rows = views.rows("SELECT pos, dim, val FROM v")
+        back = np.zeros_like(values)
+        for pos, dim, val in rows:
+            back[pos, dim] = val
+        assert back.tolist() == values.tolist()
+
+
+class TestDialectDifferences:
+    """Each difference the module handles, shown to matter on the real databases."""
+
+    LARGE = ([[40.0]], [[0.0], [30.0]], [[1.0], [2.0]])  # scores 0 and 1200: exp(-1200)
+
+    def test_large_score_gaps_give_weight_zero(self, connection):
+        out, weights = qkv.sql.attention(connection, *self.LARGE)
+        assert weights.tolist() == [[0.0, 1.0]] and out.tolist() == [[2.0]]
+
+    def test_without_the_guard_postgresql_raises_underflow(self, connection, monkeypatch):
+        weights_sql = qkv.sql.query_text("weights")
+        unguarded = re.sub(r"CASE WHEN .*? END", "exp(score - max_score)", weights_sql, flags=re.S)
+        assert unguarded != weights_sql
+        original = qkv.sql.query_text
+        monkeypatch.setattr(qkv.sql, "query_text", lambda name: unguarded if name == "weights" else original(name))
+        if kind(connection) == "PostgreSQL":
+            import psycopg
+
+            with pytest.raises(ValueError, match="underflow") as error:
+                qkv.sql.attention(connection, *self.LARGE)
+            assert isinstance(error.value.__cause__, psycopg.errors.NumericValueOutOfRange)
+            assert temp_objects(connection) == []
+        else:  # SQLite and DuckDB return 0 for exp(-1200)
+            assert qkv.sql.attention(connection, *self.LARGE)[1].tolist() == [[0.0, 1.0]]
+
+    def test_a_gap_between_the_cutoff_and_exps_limit(self, connection):
+        # Scores 0 and 400: below the guard's -300, above exp's -745 limit.
+        out, weights = qkv.sql.attention(connection, [[20.0]], [[0.0], [20.0]], [[1.0], [2.0]])
+        assert weights.tolist() == [[0.0, 1.0]] and out.tolist() == [[2.0]]
+
+    def test_tiny_inputs_underflow_only_on_postgresql(self, connection):
+        tiny = ([[1e-170, 1.0]], [[1e-170, 1.0], [1.0, 0.0]], [[1.0], [2.0]])  # 1e-170 * 1e-170 -> 0
+        if kind(connection) == "PostgreSQL":
+            with pytest.raises(ValueError, match=r"PostgreSQL raised 'value out of range: underflow'.*far below 1e-150"):
+                qkv.sql.attention(connection, *tiny)
+            assert temp_objects(connection) == []
+        else:
+            assert_same_as_numpy(connection, *tiny)
+
+    def test_integer_division_truncates_except_in_duckdb(self, connection):
+        # Why sinusoidal.sql CASTs before dividing: -2 / 8 is 0 in SQLite and PostgreSQL.
+        truncated = _dialect.fetch(connection, _dialect.dialect_of(connection), "SELECT -2 / 8")[0][0]
+        assert truncated == {"SQLite": 0, "PostgreSQL": 0, "DuckDB": -0.25}[kind(connection)]
+        text = qkv.sql.query_text("sinusoidal")
+        uncast = text.replace("CAST(-two_i AS DOUBLE PRECISION)", "-two_i")
+        assert uncast != text
+        dialect = _dialect.dialect_of(connection)
+        _dialect.ensure_math(connection, dialect)
+        rows = _dialect.fetch(connection, dialect, uncast, {"num_positions": 4, "d_model": 4, "base": 10000.0})
+        table = np.zeros((4, 4))
+        for pos, dim, val in rows:
+            table[pos, dim] = val
+        matches = np.allclose(table, qkv.sinusoidal_encoding(4, 4), **EXACT)
+        assert matches == (kind(connection) == "DuckDB")
+
+    def test_real_would_lose_digits(self, connection):
+        # Why tables.sql says DOUBLE PRECISION: REAL is 4 bytes in PostgreSQL and DuckDB.
+        dialect = _dialect.dialect_of(connection)
+        as_real = _dialect.fetch(connection, dialect, "SELECT CAST(:x AS REAL)", {"x": 1 / 3})[0][0]
+        as_double = _dialect.fetch(connection, dialect, "SELECT CAST(:x AS DOUBLE PRECISION)", {"x": 1 / 3})[0][0]
+        assert as_double == 1 / 3
+        assert (abs(as_real - 1 / 3) > 1e-9) == (kind(connection) != "SQLite")
+
+    def test_sqlite_without_math_functions_gets_them_registered(self, monkeypatch):
+        # This SQLite has exp and sqrt built in; plant a build without them.
+        calls: dict[str, int] = {}
+
+        def counted(name, function):
+            def wrapper(*args):
+                calls[name] = calls.get(name, 0) + 1
+                return function(*args)
+
+            return wrapper
+
+        planted = {name: (arity, counted(name, f)) for name, (arity, f) in _dialect.SQLITE_MATH.items()}
+        monkeypatch.setattr(_dialect, "SQLITE_MATH", planted)
+        monkeypatch.setattr(_dialect, "sqlite_has_math", lambda connection: False)
+        conn = sqlite3.connect(":memory:")
+        assert_same_as_numpy(conn, *random_head(3))
+        table = qkv.sql.sinusoidal_encoding(conn, 5, 6)
+        np.testing.assert_allclose(table, qkv.sinusoidal_encoding(5, 6), **EXACT)
+        assert set(calls) == {"exp", "sqrt", "sin", "cos", "power"}
+
+    def test_math_probe(self):
+        class WithoutMath:
+            def __init__(self, message):
+                self.message = message
+
+            def execute(self, sql):
+                raise sqlite3.OperationalError(self.message)
+
+        assert _dialect.sqlite_has_math(WithoutMath("no such function: exp")) is False
+        with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+            _dialect.sqlite_has_math(WithoutMath("disk I/O error"))
+
+    def test_postgresql_analyzes_the_loaded_tables(self, pg):
+        # Without ANALYZE PostgreSQL would assume 1850 rows per temporary table.
+        q, k, v = random_head(4, l_q=16, l_k=16, d_k=8)
+        plan = qkv.sql.explain(pg, q, k, v)
+        assert re.search(r"Seq Scan on q .*rows=128 ", plan), plan  # 16 positions x 8 dims
+
+    def test_duckdb_cursor_is_another_connection(self):
+        # Why qkv.sql uses the DuckDB connection itself, never conn.cursor().
+        conn = _duckdb().connect()
+        conn.execute("CREATE TEMP TABLE seen (x INTEGER)")
+        with pytest.raises(Exception, match="seen"):
+            conn.cursor().execute("SELECT * FROM seen")
+
+
+class TestExplain:
+    def test_plan_names_the_join_the_windows_and_the_group_by(self, connection):
+        plan = qkv.sql.explain(connection, *random_head(5))
+        expected = {
+            "SQLite": [r"SCAN q", r"SEARCH k", r"SEARCH v", r"GROUP BY"],
+            "PostgreSQL": [r"(Hash|Merge) Join|Nested Loop", r"\bdim = [qk]\.dim", r"WindowAgg", r"Aggregate"],
+            "DuckDB": [r"Hash Join", r"dim = dim", r"Window", r"Group By"],
+        }[kind(connection)]
+        for pattern in expected:
+            assert re.search(pattern, plan), f"{pattern!r} not in plan:\n{plan}"
+        assert temp_objects(connection) == []
+
+    def test_causal_mask_is_a_predicate_in_the_postgresql_plan(self, pg):
+        q, k, v = random_head(6, l_q=6)
+        assert "k.pos <= q.pos" in qkv.sql.explain(pg, q, k, v, causal(6, 6))
+        assert "<=" not in qkv.sql.explain(pg, q, k, v)
+
+    def test_sqlite_plan_is_indented_by_parent(self):
+        plan = qkv.sql.explain(sqlite3.connect(":memory:"), *random_head(7))
+        lines = plan.splitlines()
+        assert lines[0] == "CO-ROUTINE output"
+        assert any(line.startswith("  ") for line in lines)
+
+
+class TestCleanup:
+    def test_nothing_is_left_behind(self, connection):
+        qkv.sql.attention(connection, *random_head(8), mask=np.eye(5, 6, dtype=bool))
+        qkv.sql.attention(connection, *random_head(8), mask=[True] * 6)
+        assert temp_objects(connection) == []
+
+    def test_an_error_midway_leaves_nothing_and_the_connection_works(self, fresh_connection, monkeypatch):
+        conn = fresh_connection
+        original = qkv.sql.query_text
+        broken = "CREATE TEMP VIEW weights AS SELEC qpos FROM visible;"
+        monkeypatch.setattr(qkv.sql, "query_text", lambda name: broken if name == "weights" else original(name))
+        with pytest.raises(Exception, match="(?i)syntax|parser"):
+            qkv.sql.attention(conn, *random_head(9))
+        monkeypatch.undo()
+        if kind(conn) == "PostgreSQL":  # checked first: the next query opens a transaction
+            import psycopg
+
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert temp_objects(conn) == []
+        assert_same_as_numpy(conn, *random_head(9))
+
+    def test_the_callers_transaction_is_left_open(self, fresh_connection):
+        conn = fresh_connection
+        conn.execute("CREATE TABLE mine (x INTEGER)")
+        conn.commit()
+        if kind(conn) == "DuckDB":  # autocommit unless told
+            conn.execute("BEGIN TRANSACTION")
+        conn.execute("INSERT INTO mine VALUES (1)")
+        assert_same_as_numpy(conn, *random_head(10))
+        assert conn.execute("SELECT COUNT(*) FROM mine").fetchone()[0] == 1  # still in it
+        conn.rollback()  # qkv.sql neither committed nor ended it: the insert is undone
+        assert conn.execute("SELECT COUNT(*) FROM mine").fetchone()[0] == 0
+
+    def test_no_transaction_is_left_open(self, fresh_connection):
+        conn = fresh_connection
+        assert_same_as_numpy(conn, *random_head(11))
+        if kind(conn) == "SQLite":
+            assert not conn.in_transaction
+        elif kind(conn) == "PostgreSQL":
+            import psycopg
+
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+    def test_a_permanent_table_named_q_is_untouched(self, fresh_connection):
+        conn = fresh_connection
+        conn.execute("CREATE TABLE q (note TEXT)")
+        conn.execute("INSERT INTO q VALUES ('mine')")
+        assert_same_as_numpy(conn, *random_head(12))
+        assert [tuple(row) for row in conn.execute("SELECT note FROM q").fetchall()] == [("mine",)]
+
+
+class TestSinusoidal:
+    @pytest.mark.parametrize("num_positions, d_model, base", [(1, 2, 10000.0), (7, 6, 10000.0), (50, 16, 100.0)])
+    def test_recursive_cte_equals_qkv(self, connection, num_positions, d_model, base):
+        table = qkv.sql.sinusoidal_encoding(connection, num_positions, d_model, base)
+        np.testing.assert_allclose(table, qkv.sinusoidal_encoding(num_positions, d_model, base), **EXACT)
+
+    @FAST
+    @given(num_positions=st.integers(1, 40), half=st.integers(1, 12))
+    def test_generate_series_equals_qkv(self, connection, num_positions, half):
+        if kind(connection) == "SQLite":
+            with pytest.raises(ValueError, match="method='generate_series' needs PostgreSQL or DuckDB"):
+                qkv.sql.sinusoidal_encoding(connection, 3, 4, method="generate_series")
+            return
+        table = qkv.sql.sinusoidal_encoding(connection, num_positions, 2 * half, method="generate_series")
+        np.testing.assert_allclose(table, qkv.sinusoidal_encoding(num_positions, 2 * half), **EXACT)
+
+    @pytest.mark.parametrize(
+        "args, kwargs, exc, match",
+        [
+            ((0, 4), {}, ValueError, "num_positions must be a positive integer"),
+            ((2.0, 4), {}, TypeError, "num_positions must be an integer"),
+            ((3, 5), {}, ValueError, "d_model must be even"),
+            ((3, 4, 1.0), {}, ValueError, "base must be greater than 1"),
+            ((3, 4), {"method": "loop"}, ValueError, "method must be 'recursive' or 'generate_series'"),
+        ],
+    )
+    def test_bad_arguments(self, args, kwargs, exc, match):
+        with pytest.raises(exc, match=match):
+            qkv.sql.sinusoidal_encoding(sqlite3.connect(":memory:"), *args, **kwargs)
+
+
+GOOD_Q, GOOD_K, GOOD_V = np.ones((2, 3)), np.ones((4, 3)), np.ones((4, 2))
+
+# Faults both APIs reject with the very same error.
+SHARED_FAULTS = {
+    "non-numeric query": ([["a", "b", "c"]] * 2, GOOD_K, GOOD_V, None),
+    "nan in key": (GOOD_Q, np.full((4, 3), np.nan), GOOD_V, None),
+    "inf in value": (GOOD_Q, GOOD_K, np.full((4, 2), np.inf), None),
+    "ragged query": ([[1.0], [1.0, 2.0]], GOOD_K, GOOD_V, None),
+    "d_k mismatch": (GOOD_Q, np.ones((4, 2)), GOOD_V, None),
+    "d_k zero": (np.ones((2, 0)), np.ones((4, 0)), GOOD_V, None),
+    "L_k mismatch": (GOOD_Q, GOOD_K, np.ones((3, 2)), None),
+    "ragged mask": (GOOD_Q, GOOD_K, GOOD_V, [[True], [True, False]]),
+}
+
+
+class TestErrors:
+    @pytest.mark.parametrize("fault", SHARED_FAULTS, ids=list(SHARED_FAULTS))
+    def test_same_error_as_the_numpy_api(self, fault):
+        args = SHARED_FAULTS[fault]
+        with pytest.raises((TypeError, ValueError)) as numpy_error:
+            qkv.scaled_dot_product_attention(*args)
+        with pytest.raises(type(numpy_error.value), match=re.escape(str(numpy_error.value))):
+            qkv.sql.attention(sqlite3.connect(":memory:"), *args)
+
+    @pytest.mark.parametrize(
+        "args, exc, match",
+        [
+            (([["a"]], [[1.0]], [[1.0]]), TypeError, "query must contain real numbers"),
+            (([[1.0]], [[np.nan]], [[1.0]]), ValueError, "key must be finite"),
+            (([1.0, 2.0], [[1.0, 2.0]], [[1.0]]), ValueError, r"query must have shape \(L_q, d_k\) \(2-D\)"),
+            (([[1.0]], [[1.0]], 3.0), ValueError, r"value must have shape \(L_k, d_v\) \(2-D\)"),
+            ((np.ones((2, 3, 4)), np.ones((3, 4)), np.ones((3, 4))), ValueError, "query .*loop over a batch"),
+            ((GOOD_Q, np.ones((4, 2)), GOOD_V), ValueError, "query and key must have the same last dimension d_k"),
+            ((np.ones((2, 0)), np.ones((4, 0)), GOOD_V), ValueError, "d_k must be at least 1"),
+            ((GOOD_Q, GOOD_K, np.ones((3, 2))), ValueError, "key and value must have the same length L_k"),
+            ((GOOD_Q, np.ones((0, 3)), np.ones((0, 2))), ValueError, r"key must have at least one row \(L_k >= 1\)"),
+        ],
+    )
+    def test_bad_inputs(self, args, exc, match):
+        with pytest.raises(exc, match=match):
+            qkv.sql.attention(sqlite3.connect(":memory:"), *args)
+
+    @pytest.mark.parametrize(
+        "mask, exc, match",
+        [
+            (np.ones((2, 4), dtype=int), TypeError, r"mask must be boolean .*mask\.astype\(bool\)"),
+            (np.zeros((2, 4)), TypeError, "mask must be boolean .*no additive float masks"),
+            (np.ones((3,), dtype=bool), ValueError, r"mask of shape \(3,\) does not broadcast .*\(2, 4\)"),
+            (np.ones((2, 2, 4), dtype=bool), ValueError, r"mask of shape \(2, 2, 4\) does not broadcast"),
+        ],
+        ids=["int", "float", "wrong-length", "batched"],
+    )
+    def test_bad_masks(self, mask, exc, match):
+        with pytest.raises(exc, match=match):
+            qkv.sql.attention(sqlite3.connect(":memory:"), GOOD_Q, GOOD_K, GOOD_V, mask)
+
+    @pytest.mark.parametrize(
+        "connection, found",
+        [
+            (object(), "builtins.object"),
+            (type("connection", (), {"__module__": "psycopg2.extensions"})(), "psycopg2.extensions.connection"),
+            (sqlite3, "builtins.module"),
+        ],
+        ids=["object", "psycopg2", "a-module"],
+    )
+    @pytest.mark.parametrize("function", [qkv.sql.attention, qkv.sql.explain])
+    def test_unsupported_connection_names_the_supported_kinds(self, function, connection, found):
+        message = (
+            r"connection must be a sqlite3\.Connection, a psycopg \(version 3\) Connection to "
+            rf"PostgreSQL, or a duckdb\.DuckDBPyConnection; got {re.escape(found)}"
+        )
+        with pytest.raises(TypeError, match=message):
+            function(connection, GOOD_Q, GOOD_K, GOOD_V)
+
+    def test_unsupported_connection_for_the_sinusoidal_table(self):
+        with pytest.raises(TypeError, match="connection must be a sqlite3.Connection"):
+            qkv.sql.sinusoidal_encoding(object(), 3, 4)
+
+    def test_unknown_query_name(self):
+        with pytest.raises(ValueError, match="name must be one of tables, scores, .*; got 'attention'"):
+            qkv.sql.query_text("attention")
+
+
+class TestFiles:
+    def test_every_file_is_named_and_every_name_has_a_file(self):
+        files = {p.stem for p in (ROOT / "src" / "qkv" / "sql").glob("*.sql")}
+        assert files == set(qkv.sql.QUERY_NAMES)
+
+    def test_the_wheel_ships_the_sql_files(self):
+        pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+        assert "*.sql" in pyproject["tool"]["setuptools"]["package-data"]["qkv.sql"]
+
+    @pytest.mark.parametrize("name", qkv.sql.QUERY_NAMES)
+    def test_statements_and_parameters(self, name):
+        text = qkv.sql.query_text(name)
+        count = {"tables": 3, "mask_padding": 2, "mask_pairs": 2}.get(name, 1)
+        assert len(_dialect.statements(text)) == count
+        expected = {"num_positions", "d_model", "base"} if name.startswith("sinusoidal") else set()
+        assert _dialect.parameter_names(text) == expected
+
+    def test_bind_writes_each_drivers_placeholders(self):
+        sql = "SELECT :a, '%', x::INTEGER WHERE y < :b_2 -- time: now"
+        assert _dialect.bind(sql, _dialect.SQLITE) == sql
+        assert _dialect.bind(sql, _dialect.POSTGRESQL) == (
+            "SELECT %(a)s, '%%', x::INTEGER WHERE y < %(b_2)s -- time: now"
+        )
+        assert _dialect.bind(sql, _dialect.DUCKDB) == "SELECT $a, '%', x::INTEGER WHERE y < $b_2 -- time: now"
+
+    def test_statements_split_at_semicolons_that_end_a_line(self):
+        text = "-- two\nCREATE TEMP TABLE a (x INTEGER);\nSELECT ';' ;  \n-- trailing comment\n"
+        assert _dialect.statements(text) == ["-- two\nCREATE TEMP TABLE a (x INTEGER)", "SELECT ';'"]
+
+
+class TestPostgresServer:
+    def test_session_server_listens_on_loopback_only(self, pg):
+        assert pg.execute("SHOW listen_addresses").fetchone()[0] == "127.0.0.1"
+        assert pg.execute("SHOW fsync").fetchone()[0] == "off"
+
+    def test_missing_postgresql_names_the_install_command(self, monkeypatch, tmp_path):
+        from postgres_server import find_bin_dir, running_postgres
+
+        monkeypatch.setenv("QKV_PG_BIN", str(tmp_path))
+        assert find_bin_dir() is None
+        with pytest.raises(RuntimeError, match="apt-get install postgresql"):
+            with running_postgres():
+                pass
+
+    def test_server_stops_and_its_directory_is_deleted(self, postgres):
+        import psycopg
+        from postgres_server import running_postgres
+
+        with running_postgres() as server:
+            with psycopg.connect(**server.settings) as conn:
+                assert conn.execute("SELECT 1").fetchone() == (1,)
+            assert server.directory.is_dir()
+        assert not server.directory.exists()
+        with socket.socket() as sock:
+            assert sock.connect_ex(("127.0.0.1", server.settings["port"])) != 0
+
+
+class TestBenchmark:
+    """benchmarks/sql_attention.py: its counts and its checks, not its timings."""
+
+    @pytest.fixture
+    def connections(self, request):
+        opened = {name: _open(name, request) for name in DATABASES}
+        yield opened
+        for conn in opened.values():
+            conn.close()
+
+    def test_measure_counts_rows_and_checks_the_numbers(self, connections):
+        import sql_attention as bench_sql
+
+        row = bench_sql.measure(connections, 4, repeats=1)
+        assert row["score_rows"] == 4 * 4 and row["join_rows"] == 4 * 4 * bench_sql.D
+        assert set(row["seconds"]) == {*DATABASES, "NumPy"}
+        assert all(error <= 1e-12 for error in row["max_abs_error"].values())
+
+    def test_a_wrong_database_result_stops_the_benchmark(self, connections, monkeypatch):
+        import sql_attention as bench_sql
+
+        monkeypatch.setattr(qkv.sql, "READ_OUTPUT", "SELECT qpos, dim, 2 * val FROM output")
+        with pytest.raises(SystemExit, match="SQLite differs from NumPy by .* at L=4"):
+            bench_sql.measure(connections, 4, repeats=1)
+
+    def test_the_committed_result_file(self):
+        import sql_attention as bench_sql
+
+        result = json.loads(bench_sql.RESULT.read_text())
+        assert result["command"] == "make bench-sql"
+        assert len(result["machine"]["load_before"]) == 3 and result["versions"]["postgresql"]
+        d_k = result["settings"]["d_k"]
+        assert [row["L"] for row in result["rows"]] == [16, 32, 64, 128, 256]
+        for row in result["rows"]:
+            assert row["score_rows"] == row["L"] ** 2 and row["join_rows"] == row["L"] ** 2 * d_k
+            assert set(row["seconds"]) == {*DATABASES, "NumPy"}
+            assert all(seconds > 0 for seconds in row["seconds"].values())
