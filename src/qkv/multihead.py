@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from qkv._checks import as_finite_float_array, check_min_ndim, check_positive_int
-from qkv.attention import scaled_dot_product_attention
+from qkv.attention import _attend, _check_mask
 
 __all__ = ["multi_head_attention"]
 
@@ -43,13 +43,6 @@ def _merge_heads(x: np.ndarray) -> np.ndarray:
     """(..., num_heads, L, d_head) -> (..., L, num_heads * d_head): heads side by side."""
     x = np.swapaxes(x, -3, -2)  # (..., L, h, d_head)
     return x.reshape(*x.shape[:-2], x.shape[-2] * x.shape[-1])
-
-
-def _attend(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: Any
-) -> tuple[np.ndarray, np.ndarray]:
-    """Scaled dot-product attention in every head: the one call into qkv.attention."""
-    return scaled_dot_product_attention(q, k, v, mask)
 
 
 def _check_matrix(value: Any, name: str, shape: tuple[int, ...], shape_text: str) -> np.ndarray:
@@ -228,12 +221,12 @@ def multi_head_attention(
     b_out = np.zeros(embed)
     if out_proj_bias is not None:
         b_out = _check_matrix(out_proj_bias, "out_proj_bias", (embed,), "(E,)")
+    scores_shape = (*batch, num_heads, q_in.shape[-2], k_in.shape[-2])
     if mask is not None:
         try:
             mask = np.asarray(mask)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"mask could not be converted to an array: {exc}") from exc
-        scores_shape = (*batch, num_heads, q_in.shape[-2], k_in.shape[-2])
         try:
             fits = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
         except ValueError:
@@ -254,7 +247,16 @@ def multi_head_attention(
     k_heads = _split_heads(k, num_heads)  # (..., L_k, E) -> (..., h, L_k, d_head)
     v_heads = _split_heads(v, num_heads)  # (..., L_k, E) -> (..., h, L_k, d_head)
     # (..., h, L_q, d_head) x (..., h, L_k, d_head) -> (..., h, L_q, d_head), (..., h, L_q, L_k)
-    heads, weights = _attend(q_heads, k_heads, v_heads, mask)
+    additive = None if mask is None else _check_mask(mask, scores_shape)  # bool -> 0 / -inf
+    # The same arithmetic as scaled_dot_product_attention (qkv.attention's core), per head.
+    heads, weights = _attend(
+        q_heads,
+        k_heads,
+        v_heads,
+        additive,
+        1.0 / np.sqrt(q_heads.shape[-1]),
+        names=("query @ W_q.T + b_q", "key @ W_k.T + b_k", "value @ W_v.T + b_v"),
+    )
     concat = _merge_heads(heads)  # (..., h, L_q, d_head) -> (..., L_q, E)
     output = concat @ w_out.T + b_out  # (..., L_q, E) @ (E, E) -> (..., L_q, E)
     return output, weights
