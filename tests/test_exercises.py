@@ -21,7 +21,7 @@ import pytest
 
 import qkv
 from qkv.exercises import EXERCISES, check, get_exercise, run, starter
-from qkv.exercises.attention_head import _MASK, _data, weight_variants
+from qkv.exercises.attention_head import _MASK, _backward_data, _data, reference_gradients, weight_variants
 from qkv.exercises.input_layer import pe_variant, pe_variants
 from qkv.exercises.mistakes import MISTAKES, describe
 
@@ -313,8 +313,8 @@ def test_stretch_stub_still_raising_not_implemented_is_skipped():
 def test_wrong_stretch_fails_the_run_once_written():
     result = cli("check", "attention-head", FILES / "attention_head_backward_wrong.py")
     assert result.returncode == 1
-    assert "FAIL  dQ matches central finite differences" in result.stdout
-    assert "PASS  dK matches central finite differences" in result.stdout
+    assert "FAIL  dQ matches the chain rule (qkv.attention_backward)" in result.stdout
+    assert "PASS  dK matches the chain rule (qkv.attention_backward)" in result.stdout
     required = n_checks("attention-head", optional=False)
     assert f"{required} of {required} checks passed; stretch: 3 of 4 passed." in result.stdout
 
@@ -381,3 +381,30 @@ def test_weight_variants_are_all_distinguishable(mask):
     tables = [right] + [w for _, w in weight_variants(q, k, mask)]
     for a, b in itertools.combinations(tables, 2):
         assert not np.allclose(a, b, atol=1e-6)
+
+
+# --- the stretch's expected gradients come from the library ----------------------
+
+
+def test_reference_gradients_match_central_finite_differences():
+    q, k, v, d_output = _backward_data()
+    expected = reference_gradients(q, k, v, d_output)
+
+    def loss(q_, k_, v_):
+        return float(np.sum(qkv.scaled_dot_product_attention(q_, k_, v_)[0] * d_output))
+
+    eps = 1e-6
+    for which, arr in enumerate((q, k, v)):
+        numeric = np.zeros_like(arr)
+        for index in np.ndindex(arr.shape):
+            plus, minus = [q.copy(), k.copy(), v.copy()], [q.copy(), k.copy(), v.copy()]
+            plus[which][index] += eps
+            minus[which][index] -= eps
+            numeric[index] = (loss(*plus) - loss(*minus)) / (2 * eps)
+        assert np.allclose(expected[which], numeric, atol=1e-8), which
+
+
+def test_reference_gradients_need_no_more_queries_than_keys():
+    q, k, v = np.ones((3, 2)), np.ones((2, 2)), np.ones((2, 1))
+    with pytest.raises(ValueError, match="q has 3 rows, more than k's 2"):
+        reference_gradients(q, k, v, np.ones((3, 1)))
