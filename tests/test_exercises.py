@@ -14,9 +14,14 @@ from __future__ import annotations
 import io
 import itertools
 import linecache
+import os
 import runpy
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 import types
 from pathlib import Path
 
@@ -31,6 +36,7 @@ from qkv.exercises.core import CheckFailed, Report
 from qkv.exercises.input_layer import pe_variant, pe_variants
 from qkv.exercises.mistakes import MISTAKES, describe
 from qkv.exercises.portable import NotPortable, portable_source
+from qkv.exercises.sandbox import child_environment
 from qkv.exercises.wire import FrameReader, Unreadable, WireError, decode_array, decode_value, encode_value
 
 FILES = Path(__file__).parent / "exercise_files"
@@ -753,3 +759,56 @@ def test_a_system_without_posix_is_told_so(monkeypatch):
     for source in (SOLUTIONS["attention-head"], {}):
         with pytest.raises(RuntimeError, match="needs a POSIX system"):
             run("attention-head", source)
+
+
+def test_a_child_left_behind_still_stops_on_its_cpu_limit():
+    """The backstop for a checker killed before it could kill its child: RLIMIT_CPU."""
+    request_read, request_write = os.pipe()  # no request will ever come
+    reply_read, reply_write = os.pipe()
+    command = [sys.executable, "-m", "qkv.exercises._child", str(request_read), str(reply_write)]
+    command += ["0", "1", str(FILES / "fault_endless_loop.py"), "softmax"]  # no memory limit, 1 CPU second
+    child = subprocess.Popen(command, pass_fds=(request_read, reply_write), env=child_environment())
+    try:
+        status = child.wait(timeout=120)
+    finally:
+        child.kill()
+        for fd in (request_read, request_write, reply_read, reply_write):
+            os.close(fd)
+    assert status in (-signal.SIGXCPU, -signal.SIGKILL)
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:  # it ended meanwhile
+                pass
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc (Linux)")
+def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch):
+    """The reader presses stop while a rebuilt function loops: the checker and its child end."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the rebuilt module lands here
+    ns = namespace_of(FILES / "fault_endless_loop_in_function.py")
+    main_thread = threading.get_ident()
+
+    def press_stop_once_the_loop_runs():
+        for _ in range(600):
+            if _processes_mentioning(str(tmp_path)):  # the child running the rebuilt module
+                time.sleep(0.5)
+                signal.pthread_kill(main_thread, signal.SIGINT)
+                return
+            time.sleep(0.1)
+
+    watcher = threading.Thread(target=press_stop_once_the_loop_runs)
+    watcher.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run("attention-head", ns, timeout=60)
+    finally:
+        watcher.join()
+    assert _processes_mentioning(str(tmp_path)) == []

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -117,27 +118,46 @@ NOTEBOOK_LABEL = "the notebook's functions"
 _CHECKER_EXTRA_SECONDS = 120
 
 
-def _start_checker(request: dict[str, Any], *, pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[bytes]:
-    """A fresh checker process (``qkv.exercises._checker``), waiting for ``request`` on its stdin."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "qkv.exercises._checker"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE if request["mode"] == "file" else subprocess.DEVNULL,
-        stderr=tempfile.TemporaryFile(),
-        pass_fds=pass_fds,
-        env=child_environment(),
-    )
+class _FreshChecker:
+    """A fresh checker process (``qkv.exercises._checker``): it judges, this process only asks.
 
+    Use it as a context manager: leaving the block early (an error, or the
+    reader stopping the cell) interrupts it, so that it kills the child
+    process running the learner's code before it ends.
+    """
 
-def _checker_failed(process: subprocess.Popen[bytes], why: str) -> RuntimeError:
-    process.kill()
-    process.wait()
-    stderr = process.stderr
-    text = ""
-    if stderr is not None:
-        stderr.seek(0)
-        text = stderr.read().decode("utf-8", errors="replace")[-2000:]
-    return RuntimeError(f"the checker process failed (exit status {process.returncode}): {why}\n{text}")
+    def __init__(self, request: dict[str, Any], *, pass_fds: tuple[int, ...] = ()) -> None:
+        self.request = request
+        self.errors = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "qkv.exercises._checker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE if request["mode"] == "file" else subprocess.DEVNULL,
+            stderr=self.errors,
+            pass_fds=pass_fds,
+            env=child_environment(),
+        )
+
+    def __enter__(self) -> _FreshChecker:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)  # its cleanup kills the learner's process group
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.errors.close()
+
+    def failed(self, why: str) -> RuntimeError:
+        """The error to raise when the checker process did not give a report."""
+        self.process.kill()
+        self.process.wait()
+        self.errors.seek(0)
+        text = self.errors.read().decode("utf-8", errors="replace")[-2000:]
+        return RuntimeError(f"the checker process failed (exit status {self.process.returncode}): {why}\n{text}")
 
 
 def _run_rebuilt(ex: Exercise, text: str, limits: Limits) -> tuple[Report, bool]:
@@ -147,15 +167,15 @@ def _run_rebuilt(ex: Exercise, text: str, limits: Limits) -> tuple[Report, bool]
         path.write_text(text, encoding="utf-8")
         request = {"mode": "file", "exercise": ex.name, "path": str(path), "label": NOTEBOOK_LABEL}
         request |= {"seconds": limits.seconds, "memory_mb": limits.memory_mb}
-        process = _start_checker(request)
-        try:
-            stdout, _ = process.communicate(
-                json.dumps(request).encode("utf-8"), timeout=limits.seconds + _CHECKER_EXTRA_SECONDS
-            )
-            answer = json.loads(stdout)
-            return Report.from_plain(answer["report"], EXERCISES), answer["load_raised"] is True
-        except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as exc:
-            raise _checker_failed(process, str(exc)) from None
+        with _FreshChecker(request) as checker:
+            try:
+                stdout, _ = checker.process.communicate(
+                    json.dumps(request).encode("utf-8"), timeout=limits.seconds + _CHECKER_EXTRA_SECONDS
+                )
+                answer = json.loads(stdout)
+                return Report.from_plain(answer["report"], EXERCISES), answer["load_raised"] is True
+            except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as exc:
+                raise checker.failed(str(exc)) from None
 
 
 def _run_served_here(ex: Exercise, namespace: Mapping[str, Any], limits: Limits, reason: str) -> Report:
@@ -167,27 +187,23 @@ def _run_served_here(ex: Exercise, namespace: Mapping[str, Any], limits: Limits,
     request |= {"request_fd": from_checker, "reply_fd": to_checker}
     request |= {"seconds": limits.seconds, "memory_mb": limits.memory_mb}
     try:
-        process = _start_checker(request, pass_fds=(from_checker, to_checker))
+        with _FreshChecker(request, pass_fds=(from_checker, to_checker)) as checker:
+            os.close(from_checker)
+            os.close(to_checker)
+            from_checker = to_checker = -1
+            assert checker.process.stdin is not None
+            checker.process.stdin.write(json.dumps(request).encode("utf-8"))
+            checker.process.stdin.close()
+            final = serve(namespace, to_here, from_here, TimeBudget(limits.seconds), interruptible=True)
+            try:
+                checker.process.wait(timeout=_CHECKER_EXTRA_SECONDS)
+                report = Report.from_plain((final or {})["report"], EXERCISES)
+            except (subprocess.TimeoutExpired, ValueError, KeyError) as exc:
+                raise checker.failed(f"no report ({exc})") from None
     finally:
-        os.close(from_checker)
-        os.close(to_checker)
-    try:
-        assert process.stdin is not None
-        process.stdin.write(json.dumps(request).encode("utf-8"))
-        process.stdin.close()
-        final = serve(namespace, to_here, from_here, TimeBudget(limits.seconds), interruptible=True)
-        process.wait(timeout=_CHECKER_EXTRA_SECONDS)
-        if final is None or "report" not in final:
-            raise _checker_failed(process, "it ended without a report")
-        report = Report.from_plain(final["report"], EXERCISES)
-    except (subprocess.TimeoutExpired, ValueError) as exc:
-        raise _checker_failed(process, str(exc)) from None
-    except BaseException:  # KeyboardInterrupt: the reader stopped the cell
-        process.kill()
-        raise
-    finally:
-        os.close(to_here)
-        os.close(from_here)
+        for fd in (to_here, from_here, from_checker, to_checker):
+            if fd >= 0:
+                os.close(fd)
     note = (
         f"your functions ran in this notebook's process, not in a separate one, because {reason}. "
         "A fresh process still computed the expected answers and compared them, but here only "
@@ -286,7 +302,7 @@ def check(
     memory limit, output cap) and the answers are compared in this process.
 
     With ``globals()`` (the notebook path) the learner's code has already
-    run in this process, so the checker does not judge here. It rebuilds
+    run in this process, so nothing is judged here. The checker rebuilds
     the exercise's functions from their source (``inspect.getsource``),
     with the global names they use (imports, numbers, strings, small
     arrays), and checks that module in a fresh checker process exactly as
@@ -297,17 +313,20 @@ def check(
 
     What it cannot protect against:
 
-    * functions it cannot rebuild: a lambda, a closure, a function whose
-      source is not available or was edited since its cell ran, one that
-      uses a class or an object defined in the notebook. Those run in this
-      process, and the report says why in a ``Note:`` line. There the
-      checker catches exceptions and ``sys.exit``, and stops a call at the
-      time limit only in the main thread on POSIX (through ``SIGALRM``);
-      ``os._exit``, a crash or memory exhaustion end the kernel, and
-      changes the notebook made to NumPy reach the comparisons;
-    * anything the notebook already did before ``check`` ran: an endless
-      loop in a cell never reaches the check, and a cell that ended the
-      kernel ended it.
+    * a function it cannot rebuild: a lambda, a closure, one whose source
+      is not available or was edited since its cell ran, one that uses a
+      class or an object defined in the notebook. A fresh checker process
+      still computes the expected answers and compares them, but it asks
+      this process to call the functions, and a ``Note:`` line in the
+      report says why. Here exceptions and ``sys.exit`` are caught, and the
+      time limit stops a call only in the main thread on POSIX (through
+      ``SIGALRM``, which a long call into C code does not see until it
+      returns); ``os._exit``, a crash or memory exhaustion end the kernel;
+    * anything the notebook did before ``check`` ran: an endless loop in a
+      cell never reaches the check, and a cell that ended the kernel ended it;
+    * a learner's code that deliberately escapes: a process it starts in a
+      new session survives the kill, and code running as root can raise its
+      own memory limit.
     """
     report = run(name, source, timeout=timeout, memory_mb=memory_mb)
     print(report.format(), file=file if file is not None else sys.stdout)

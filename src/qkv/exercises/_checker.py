@@ -31,7 +31,11 @@ __all__ = ["main"]
 
 
 def main() -> None:
-    """Read the request from stdin, check, print the JSON report."""
+    """Read the request from stdin, check, print the JSON report.
+
+    An interrupt (SIGINT from the notebook when the reader stops the cell)
+    ends it through ``finally`` blocks that kill the learner's process group.
+    """
     from qkv.exercises import get_exercise
     from qkv.exercises.sandbox import Limits, run_file_detailed, run_served
     from qkv.exercises.wire import write_message

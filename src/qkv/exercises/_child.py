@@ -1,6 +1,8 @@
 """The child process that runs the learner's code (started by ``qkv.exercises.sandbox``).
 
-It limits its own address space (``RLIMIT_AS``), loads the learner's file,
+It limits its own address space (``RLIMIT_AS``) and, as a backstop for a
+checker that died without killing it, its CPU time (``RLIMIT_CPU``, the
+time limit plus 10 s); then it loads the learner's file,
 says which of the exercise's functions it defines, then answers requests
 from the checker one at a time: call a function on arguments sent as plain
 data and send back the result as plain data, together with the array
@@ -19,7 +21,7 @@ with the number of threads the learner's code left running.
 
 Usage (by the checker only)::
 
-    python -m qkv.exercises._child REQUEST_FD REPLY_FD MEMORY_BYTES FILE NAME [NAME ...]
+    python -m qkv.exercises._child REQUEST_FD REPLY_FD MEMORY_BYTES CPU_SECONDS FILE NAME [NAME ...]
 """
 
 from __future__ import annotations
@@ -33,22 +35,27 @@ __all__ = ["main"]
 _exit = os._exit  # bound before the learner's code runs: it may replace os._exit
 
 
-def _limit_memory(max_bytes: int) -> None:
-    if max_bytes <= 0:
-        return
+def _limit_resources(max_bytes: int, cpu_seconds: int) -> None:
+    """Address space (the memory limit) and CPU time (a backstop, should the checker die first)."""
     try:
         import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
-    except (ImportError, ValueError, OSError):  # not on this platform: documented
-        pass
+    except ImportError:  # not on this platform: documented
+        return
+    limits = [(resource.RLIMIT_CPU, cpu_seconds)]
+    if max_bytes > 0:
+        limits.append((resource.RLIMIT_AS, max_bytes))
+    for which, value in limits:
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):  # not enforced here: documented
+            pass
 
 
 def main(argv: list[str]) -> None:
     """Serve the checker until it says exit; end with ``os._exit`` (threads do not hold it)."""
-    request_fd, reply_fd, max_bytes = int(argv[0]), int(argv[1]), int(argv[2])
-    path, names = argv[3], argv[4:]
-    _limit_memory(max_bytes)
+    request_fd, reply_fd, max_bytes, cpu_seconds = (int(a) for a in argv[:4])
+    path, names = argv[4], argv[5:]
+    _limit_resources(max_bytes, cpu_seconds)
 
     from qkv.exercises.loader import LoadError, load_file
     from qkv.exercises.serve import describe_functions, serve

@@ -52,6 +52,7 @@ FAIL  could not run mine.py: called sys.exit(0) (line 2 of mine.py)
 
 from __future__ import annotations
 
+import math
 import os
 import selectors
 import signal
@@ -172,6 +173,7 @@ class _Child:
             str(request_read),
             str(reply_write),
             str(limits.memory_mb * 1024 * 1024),
+            str(math.ceil(limits.seconds) + 10),  # CPU seconds: a backstop, the wall clock rules
             str(path),
             *names,
         ]
