@@ -157,7 +157,8 @@ class _FreshChecker:
         self.process.wait()
         self.errors.seek(0)
         text = self.errors.read().decode("utf-8", errors="replace")[-2000:]
-        return RuntimeError(f"the checker process failed (exit status {self.process.returncode}): {why}\n{text}")
+        status = self.process.returncode
+        return RuntimeError(f"the checker process failed (exit status {status}): {why}\n{text}")
 
 
 def _run_rebuilt(ex: Exercise, text: str, limits: Limits) -> tuple[Report, bool]:
