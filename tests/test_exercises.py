@@ -1,18 +1,27 @@
-"""The practice-exercise checker: right answers pass, classic mistakes are named.
+"""The practice-exercise checker: right answers pass, classic mistakes are named,
+and the learner's code cannot stop, hang or fool the checker.
 
 The learner files live in ``tests/exercise_files/``: one reference solution
-per exercise and, for each classic mistake, an implementation that makes
-exactly that mistake. The command line is exercised through the real
-``qkv-exercise`` console script (installed by ``pip install -e .``).
+per exercise; for each classic mistake, an implementation that makes
+exactly that mistake; and ``fault_*.py``, one planted fault per way a
+learner's file used to end the check early, hang it or fool it. The
+command line is exercised through the real ``qkv-exercise`` console script
+(installed by ``pip install -e .``).
 """
 
 from __future__ import annotations
 
 import io
 import itertools
+import linecache
+import os
 import runpy
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 import types
 from pathlib import Path
 
@@ -20,10 +29,15 @@ import numpy as np
 import pytest
 
 import qkv
-from qkv.exercises import EXERCISES, check, get_exercise, run, starter
-from qkv.exercises.attention_head import _MASK, _data, weight_variants
+from qkv.exercises import EXERCISES, Limits, check, get_exercise, run, starter
+from qkv.exercises.attention_head import _MASK, _backward_data, _data, reference_gradients, weight_variants
+from qkv.exercises.compare import as_array
+from qkv.exercises.core import CheckFailed, Report
 from qkv.exercises.input_layer import pe_variant, pe_variants
 from qkv.exercises.mistakes import MISTAKES, describe
+from qkv.exercises.portable import NotPortable, portable_source
+from qkv.exercises.sandbox import child_environment
+from qkv.exercises.wire import FrameReader, Unreadable, WireError, decode_array, decode_value, encode_value
 
 FILES = Path(__file__).parent / "exercise_files"
 SCRIPT = Path(sys.executable).parent / "qkv-exercise"
@@ -313,8 +327,8 @@ def test_stretch_stub_still_raising_not_implemented_is_skipped():
 def test_wrong_stretch_fails_the_run_once_written():
     result = cli("check", "attention-head", FILES / "attention_head_backward_wrong.py")
     assert result.returncode == 1
-    assert "FAIL  dQ matches central finite differences" in result.stdout
-    assert "PASS  dK matches central finite differences" in result.stdout
+    assert "FAIL  dQ matches the chain rule (qkv.attention_backward)" in result.stdout
+    assert "PASS  dK matches the chain rule (qkv.attention_backward)" in result.stdout
     required = n_checks("attention-head", optional=False)
     assert f"{required} of {required} checks passed; stretch: 3 of 4 passed." in result.stdout
 
@@ -381,3 +395,420 @@ def test_weight_variants_are_all_distinguishable(mask):
     tables = [right] + [w for _, w in weight_variants(q, k, mask)]
     for a, b in itertools.combinations(tables, 2):
         assert not np.allclose(a, b, atol=1e-6)
+
+
+# --- planted faults: the learner's code cannot end, hang or fool the check -----------
+
+# (file, extra options, exit status, a line of the report). Before the sandbox,
+# the first two exited 0 with no output, the loops and the thread hung, the
+# allclose file passed, and __array__, 10**400 and np.seterr crashed the checker.
+FAULTS = [
+    (
+        "fault_sys_exit.py",
+        (),
+        1,
+        "FAIL  could not run fault_sys_exit.py: called sys.exit(0) (line 5 of fault_sys_exit.py)",
+    ),
+    (
+        "fault_os_exit.py",
+        (),
+        1,
+        "FAIL  could not run fault_os_exit.py: the process ended while the file was loading "
+        "(exit status 0, as os._exit(0) does)",
+    ),
+    (
+        "fault_endless_loop.py",
+        ("--timeout", "1"),
+        1,
+        "FAIL  could not run fault_endless_loop.py: still running after the 1 s time limit "
+        "while the file was loading (an endless loop at top level?)",
+    ),
+    (
+        "fault_endless_loop_in_function.py",
+        ("--timeout", "1.5"),
+        1,
+        "FAIL  attention: still running after the 1.5 s time limit (an endless loop?)",
+    ),
+    (
+        "fault_ends_in_function.py",
+        (),
+        1,
+        "FAIL  softmax: ended the process running it (exit status 0, as os._exit(0) does)",
+    ),
+    (
+        "fault_signal.py",
+        (),
+        1,
+        "FAIL  softmax: ended the process running it (killed by SIGTERM)",
+    ),
+    (
+        "fault_memory.py",
+        ("--memory-mb", "512"),
+        1,
+        "        raised MemoryError: Unable to allocate 1.00 GiB for an array with shape (134217728,) "
+        "and data type float64 (line 7 of fault_memory.py, in softmax); "
+        "the checker gives your code at most 512 MiB of memory",
+    ),
+    (
+        "fault_replaces_allclose.py",
+        (),
+        1,
+        "        expected softmax(x)[0] = 0.0900, got 0.0000 (3 of 3 entries differ)",
+    ),
+    (
+        "fault_array_raises.py",
+        (),
+        1,
+        "which is not an array of numbers (RuntimeError: no numbers in here)",
+    ),
+    (
+        "fault_huge_int.py",
+        (),
+        1,
+        "        softmax returned int 100000000000000000000000000000000000000000000000000000000..., "
+        "which is not an array of numbers (OverflowError: int too large to convert to float)",
+    ),
+    (
+        "fault_seterr_raise.py",
+        (),
+        0,
+        "Result: 10 of 10 checks passed; stretch not attempted. All done.",
+    ),
+    (
+        "fault_thread.py",
+        (),
+        0,
+        "Note: your code left 1 thread running after the checks; the checker stopped the process "
+        "(a thread left running is not a failure)",
+    ),
+    (
+        "fault_prints_a_lot.py",
+        (),
+        0,
+        "Note: your code printed 984616 more bytes, not shown (the report keeps 16384)",
+    ),
+    (
+        "fault_writes_to_checker.py",
+        (),
+        1,
+        "FAIL  softmax: sent the checker data it cannot read "
+        "(a message announces 4294967295 bytes, more than 16777216)",
+    ),
+]
+
+
+@pytest.mark.parametrize("filename, options, status, line", FAULTS, ids=[f[0][6:-3] for f in FAULTS])
+def test_planted_fault_gets_its_exit_status_and_one_line(filename, options, status, line):
+    if filename == "fault_memory.py" and sys.platform != "linux":
+        pytest.skip("RLIMIT_AS is enforced on Linux only")
+    result = cli("check", "attention-head", FILES / filename, *options)  # a hang fails: timeout=120
+    assert result.returncode == status, result.stdout + result.stderr
+    assert line in result.stdout.splitlines() or line in result.stdout, result.stdout
+    assert result.stderr == ""  # no traceback: the checker itself did not crash
+    assert "Traceback" not in result.stdout
+    if status == 0:
+        assert "FAIL" not in result.stdout and result.stdout.rstrip().endswith("All done.")
+    else:
+        assert result.stdout.rstrip().endswith("Fix the first FAIL above and run the check again.")
+
+
+def test_after_a_function_ends_the_process_the_next_one_is_checked_in_a_fresh_one():
+    out = cli("check", "attention-head", FILES / "fault_ends_in_function.py").stdout
+    assert "        its other 4 checks were not run" in out
+    assert "PASS  weights = softmax(Q @ K.T / sqrt(d_k)) row by row; output = weights @ V" in out
+    assert "        called sys.exit(0) (line 18 of fault_ends_in_function.py, in attention)" in out
+    assert "Result: 4 of 10 checks passed" in out
+
+
+def test_a_timeout_stops_the_remaining_checks():
+    loop = FILES / "fault_endless_loop_in_function.py"
+    out = cli("check", "attention-head", loop, "--timeout", "1.5").stdout
+    assert "PASS  softmax(x) leaves x unchanged" in out  # what ran before the loop is reported
+    assert "SKIP  attention_backward: not checked: the run was stopped above" in out
+    assert "Result: 5 of 10 checks passed" in out
+
+
+def test_printed_output_is_shown_up_to_the_cap():
+    out = cli("check", "attention-head", FILES / "fault_prints_a_lot.py").stdout
+    shown = out.split("Your code printed:\n", 1)[1].split("\nNote:", 1)[0]
+    assert shown.startswith("    0000 xxx")
+    assert len(shown.replace("\n    ", "\n")) <= Limits().output_bytes + 4
+
+
+@pytest.mark.parametrize("option, value", [("--timeout", "0"), ("--timeout", "nan"), ("--memory-mb", "-1")])
+def test_bad_limits_are_usage_errors(option, value):
+    result = cli("check", "attention-head", SOLUTIONS["attention-head"], option, value)
+    assert result.returncode == 2
+    assert f"{option} must be" in result.stderr
+
+
+def test_default_limits_are_documented():
+    assert (Limits().seconds, Limits().memory_mb) == (10.0, 1024)
+    help_text = cli("check", "--help").stdout
+    assert "(default: 10)" in help_text and "(default: 1024; 0: none)" in help_text
+    with pytest.raises(ValueError, match="timeout"):
+        run("attention-head", SOLUTIONS["attention-head"], timeout=-1)
+    with pytest.raises(ValueError, match="memory_mb"):
+        run("attention-head", SOLUTIONS["attention-head"], memory_mb=-5)
+
+
+def test_a_report_without_its_checks_never_passes():
+    ex = get_exercise("attention-head")
+    assert not Report(ex, ()).passed  # no results at all: not a pass, whatever ended the run
+    assert Report(ex, ()).exit_code == 1
+
+
+# --- the notebook path: check(name, globals()) ------------------------------------
+
+
+@pytest.fixture
+def numpy_restored(monkeypatch):
+    """Undo whatever a planted file does to NumPy in this process."""
+    for name in ("allclose", "isclose", "array_equal"):
+        monkeypatch.setattr(np, name, getattr(np, name))
+
+
+def test_notebook_path_compares_outside_this_process(numpy_restored):
+    ns = namespace_of(FILES / "fault_replaces_allclose.py")  # replaces np.allclose here
+    assert np.allclose(0, 1)  # this process is fooled ...
+    report = run("attention-head", ns)
+    assert not report.passed  # ... the checker is not
+    assert report.notes == ()  # the functions were rebuilt and ran in a child
+    assert "expected softmax(x)[0] = 0.0900, got 0.0000 (3 of 3 entries differ)" in report.format()
+
+
+def test_notebook_path_with_functions_it_cannot_rebuild_still_compares_elsewhere(numpy_restored):
+    ns = namespace_of(FILES / "fault_replaces_allclose.py")
+    ns["softmax"] = lambda x, axis=-1: np.zeros_like(x)  # a lambda: served from this process
+    report = run("attention-head", ns)
+    assert not report.passed
+    assert report.notes[-1].startswith(
+        "your functions ran in this notebook's process, not in a separate one, "
+        "because softmax is a lambda; define it with def."
+    )
+    assert "expected softmax(x)[0] = 0.0900, got 0.0000 (3 of 3 entries differ)" in report.format()
+
+
+def test_notebook_path_ignores_the_callers_seterr():
+    with np.errstate(all="raise"):
+        report = run("attention-head", namespace_of(SOLUTIONS["attention-head"]))
+    assert report.passed, report.format()
+
+
+def test_notebook_path_survives_os_exit_and_sys_exit():
+    report = run("attention-head", namespace_of(FILES / "fault_ends_in_function.py"))
+    text = report.format()
+    assert "FAIL  softmax: ended the process running it (exit status 0, as os._exit(0) does)" in text
+    assert "called sys.exit(0) (line 18 of fault_ends_in_function.py, in attention)" in text
+    assert report.exit_code == 1
+
+
+def test_notebook_path_stops_an_endless_loop():
+    report = run("attention-head", namespace_of(FILES / "fault_endless_loop_in_function.py"), timeout=1)
+    assert "FAIL  attention: still running after the 1 s time limit (an endless loop?)" in report.format()
+
+
+def test_notebook_path_stops_an_endless_loop_it_cannot_rebuild():
+    def forever(x):
+        while True:
+            try:
+                pass
+            except BaseException:  # swallows the first alarm; the next one comes 0.2 s later
+                pass
+
+    ns = {"softmax": lambda x, axis=-1: forever(x)}
+    report = run("attention-head", ns, timeout=1)
+    text = report.format()
+    assert "FAIL  softmax: still running after the 1 s time limit (an endless loop?)" in text
+    assert "because softmax is a lambda" in report.notes[-1]
+
+
+@pytest.mark.parametrize(
+    "namespace, message",
+    [
+        ({"f": lambda x: x}, "f is a lambda; define it with def"),
+        ({"f": (lambda k: lambda: k)(1)}, "f is a lambda; define it with def"),
+        ({"f": len, "g": object()}, None),  # len is importable, g is not asked for
+        ({"f": io.StringIO()}, "f is a StringIO, which cannot be copied to another process"),
+        ({"f": types.new_class("Mine")}, "f is a class defined in the notebook"),
+    ],
+)
+def test_what_cannot_be_rebuilt_is_named(namespace, message):
+    if message is None:
+        assert "from builtins import len as f" in portable_source(namespace, ["f"])
+        return
+    with pytest.raises(NotPortable, match=message):
+        portable_source(namespace, ["f"])
+
+
+def test_a_closure_and_an_edited_function_are_not_rebuilt(tmp_path):
+    def outer():
+        k = 2
+
+        def inner(x):
+            return k * x
+
+        return inner
+
+    with pytest.raises(NotPortable, match="f uses variables of the function it was defined in"):
+        portable_source({"f": outer()}, ["f"])
+    path = tmp_path / "mine.py"
+    path.write_text("def f(x):\n    return x + 1\n")
+    ns = runpy.run_path(str(path))
+    path.write_text("def f(x):\n    return x - 1\n")  # edited after it ran
+    linecache.checkcache(str(path))
+    with pytest.raises(NotPortable, match="the source of f has changed since it was defined"):
+        portable_source(ns, ["f"])
+
+
+def test_rebuilt_module_has_the_same_values_and_line_numbers(tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text(
+        "import numpy as np\nSCALE = 0.1\nTABLE = np.arange(6.0).reshape(2, 3)\n"
+        "NAMES = ('a', 1, None)\n\n\ndef helper(x):\n    return x * SCALE\n\n\n"
+        "def f(x=NAMES):\n    return helper(TABLE) + len(x) / 0\n"
+    )
+    ns = runpy.run_path(str(path))
+    rebuilt: dict = {}
+    exec(portable_source(ns, ["f"]), rebuilt)
+    assert rebuilt["SCALE"] == 0.1 and rebuilt["NAMES"] == ("a", 1, None)
+    assert np.array_equal(rebuilt["TABLE"], ns["TABLE"]) and rebuilt["TABLE"].dtype == ns["TABLE"].dtype
+    with pytest.raises(ZeroDivisionError) as error:
+        rebuilt["f"]()
+    last = error.traceback[-1]
+    assert (Path(str(last.path)).name, last.lineno + 1) == ("mine.py", 12)  # the original line
+
+
+# --- plain data only between the processes ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"dtype": "object", "shape": [1], "b64": ""}, "dtype 'object'"),
+        ({"dtype": "float64", "shape": [2], "b64": "AAAAAAAA8D8="}, "needs 16 bytes, got 8"),
+        ({"dtype": "float64", "shape": [-1], "b64": ""}, "shape must be"),
+        ({"dtype": "float64", "shape": [1], "b64": "not base64!"}, "not base64"),
+        ({"dtype": "float64", "shape": [1]}, "must be"),
+    ],
+)
+def test_arrays_from_the_child_are_validated(data, message):
+    with pytest.raises(WireError, match=message):
+        decode_array(data)
+
+
+def test_values_from_the_child_are_validated():
+    with pytest.raises(WireError, match="not a value"):
+        decode_value({"t": "pickle", "data": "gASV"})
+    with pytest.raises(WireError, match="dtype 'int64' is not one of float64"):
+        ints = {"dtype": "int64", "shape": [], "b64": "AAAAAAAAAAA="}
+        decode_value({"t": "array", "type": "ndarray", "array": ints})
+    with pytest.raises(WireError, match="announces"):
+        FrameReader().feed(b"\xff\xff\xff\xff")
+    with pytest.raises(WireError, match="not JSON"):
+        FrameReader().feed(b"\x00\x00\x00\x02{x")
+
+
+def test_unreadable_values_become_clear_failures():
+    class Liar:
+        def __array__(self, dtype=None, copy=None):
+            raise SystemExit(0)
+
+        def __repr__(self):
+            raise ValueError("no repr either")
+
+    value = decode_value(encode_value(Liar()))
+    assert value == Unreadable("Liar", "<repr() raised ValueError>", "SystemExit: 0")
+    with pytest.raises(CheckFailed, match=r"f returned Liar <repr\(\) raised ValueError>, which is not"):
+        as_array(value, "f")
+    with pytest.raises(CheckFailed, match=r"\(SystemExit: 0\)"):
+        as_array(Liar(), "f")  # the same object in this process (a check's own value)
+
+
+# --- the stretch's expected gradients come from the library ----------------------
+
+
+def test_reference_gradients_match_central_finite_differences():
+    q, k, v, d_output = _backward_data()
+    expected = reference_gradients(q, k, v, d_output)
+
+    def loss(q_, k_, v_):
+        return float(np.sum(qkv.scaled_dot_product_attention(q_, k_, v_)[0] * d_output))
+
+    eps = 1e-6
+    for which, arr in enumerate((q, k, v)):
+        numeric = np.zeros_like(arr)
+        for index in np.ndindex(arr.shape):
+            plus, minus = [q.copy(), k.copy(), v.copy()], [q.copy(), k.copy(), v.copy()]
+            plus[which][index] += eps
+            minus[which][index] -= eps
+            numeric[index] = (loss(*plus) - loss(*minus)) / (2 * eps)
+        assert np.allclose(expected[which], numeric, atol=1e-8), which
+
+
+def test_reference_gradients_need_no_more_queries_than_keys():
+    q, k, v = np.ones((3, 2)), np.ones((2, 2)), np.ones((2, 1))
+    with pytest.raises(ValueError, match="q has 3 rows, more than k's 2"):
+        reference_gradients(q, k, v, np.ones((3, 1)))
+
+
+def test_a_system_without_posix_is_told_so(monkeypatch):
+    from qkv.exercises import sandbox
+
+    monkeypatch.setattr(sandbox, "_POSIX", False)
+    for source in (SOLUTIONS["attention-head"], {}):
+        with pytest.raises(RuntimeError, match="needs a POSIX system"):
+            run("attention-head", source)
+
+
+def test_a_child_left_behind_still_stops_on_its_cpu_limit():
+    """The backstop for a checker killed before it could kill its child: RLIMIT_CPU."""
+    request_read, request_write = os.pipe()  # no request will ever come
+    reply_read, reply_write = os.pipe()
+    command = [sys.executable, "-m", "qkv.exercises._child", str(request_read), str(reply_write)]
+    command += ["0", "1", str(FILES / "fault_endless_loop.py"), "softmax"]  # no memory limit, 1 CPU second
+    child = subprocess.Popen(command, pass_fds=(request_read, reply_write), env=child_environment())
+    try:
+        status = child.wait(timeout=120)
+    finally:
+        child.kill()
+        for fd in (request_read, request_write, reply_read, reply_write):
+            os.close(fd)
+    assert status in (-signal.SIGXCPU, -signal.SIGKILL)
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if text in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:  # it ended meanwhile
+                pass
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc (Linux)")
+def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch):
+    """The reader presses stop while a rebuilt function loops: the checker and its child end."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the rebuilt module lands here
+    ns = namespace_of(FILES / "fault_endless_loop_in_function.py")
+    main_thread = threading.get_ident()
+
+    def press_stop_once_the_loop_runs():
+        for _ in range(600):
+            if _processes_mentioning(str(tmp_path)):  # the child running the rebuilt module
+                time.sleep(0.5)
+                signal.pthread_kill(main_thread, signal.SIGINT)
+                return
+            time.sleep(0.1)
+
+    watcher = threading.Thread(target=press_stop_once_the_loop_runs)
+    watcher.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run("attention-head", ns, timeout=60)
+    finally:
+        watcher.join()
+    assert _processes_mentioning(str(tmp_path)) == []

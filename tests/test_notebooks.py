@@ -83,3 +83,28 @@ def test_a_readers_path_through_the_exercise(name, solution, tmp_path):
     answer = solved(nbformat.read(path, as_version=4), SOLUTIONS / solution)
     second = stdout_of(execute(answer, tmp_path).cells[-1])
     assert "FAIL" not in second and "All done" in second, second
+
+
+def test_a_readers_notebook_cannot_fool_or_end_the_check(tmp_path):
+    """Planted faults in the kernel: NumPy's comparisons replaced, np.seterr(all="raise"),
+    a wrong stretch, a function that calls os._exit(0). The check runs the functions
+    elsewhere, compares elsewhere, fails them, and the kernel lives on."""
+    path = notebooks.EXERCISES_DIR / "attention-head.ipynb"
+    notebook = solved(nbformat.read(path, as_version=4), SOLUTIONS / "attention_head_solution.py")
+    check_cell = notebook.cells.pop()
+    faults = [
+        "np.allclose = lambda *args, **kwargs: True\n"
+        "np.isclose = lambda a, b, **kwargs: np.ones(np.shape(a), dtype=bool)\n"
+        'np.seterr(all="raise")',
+        "def attention_backward(Q, K, V, d_output):\n    return 0 * Q, 0 * K, 0 * V",
+        "import os\n\n\ndef softmax(x, axis=-1):\n    os._exit(0)",
+    ]
+    notebook.cells += [nbformat.v4.new_code_cell(source) for source in faults]
+    notebook.cells += [check_cell, nbformat.v4.new_code_cell('print("kernel alive", report.exit_code)')]
+    executed = execute(notebook, tmp_path)
+    report = stdout_of(executed.cells[-2])
+    assert "FAIL  softmax: ended the process running it (exit status 0, as os._exit(0) does)" in report
+    assert "FAIL  attention: ended the process running it" in report  # it calls softmax
+    assert "FAIL  dQ matches the chain rule (qkv.attention_backward)" in report
+    assert "Note:" not in report  # every function was rebuilt and ran in a child process
+    assert stdout_of(executed.cells[-1]) == "kernel alive 1\n"

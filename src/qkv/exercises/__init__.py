@@ -34,6 +34,12 @@ Result: 0 of 13 checks passed. Fix the first FAIL above and run the check again.
 >>> report.passed, report.exit_code
 (False, 1)
 
+Every check runs the learner's code in a separate process with a time
+limit (10 s per exercise by default), a memory limit and a cap on printed
+output, and compares the answers in a process the learner's code never ran
+in: see :func:`check` for the notebook path, ``qkv.exercises.sandbox`` for
+the details.
+
 ``run`` does the same without printing. The reference implementations in
 ``qkv`` pass exercise 2 (the stretch, not written here, is skipped):
 
@@ -46,18 +52,25 @@ True
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from importlib import resources
+from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
 from qkv.exercises import attention_head, input_layer
-from qkv.exercises.core import CheckResult, Exercise, Report, run_exercise
-from qkv.exercises.loader import LoadError, load_file
+from qkv.exercises.core import Exercise, Report, TimeBudget
+from qkv.exercises.portable import NotPortable, portable_source
+from qkv.exercises.sandbox import Limits, child_environment, require_posix, run_file
+from qkv.exercises.serve import describe_functions, serve
 
-__all__ = ["EXERCISES", "get_exercise", "starter", "run", "check", "Report"]
+__all__ = ["EXERCISES", "get_exercise", "starter", "run", "check", "Report", "Limits"]
 
 EXERCISES: dict[str, Exercise] = {
     ex.name: ex for ex in (input_layer.EXERCISE, attention_head.EXERCISE)
@@ -99,7 +112,126 @@ def starter(name: str | int) -> str:
     return resources.files("qkv.exercises.starters").joinpath(ex.starter).read_text(encoding="utf-8")
 
 
-def run(name: str | int, source: Source) -> Report:
+NOTEBOOK_LABEL = "the notebook's functions"
+
+# Generous: the checker process's own start and the expected answers, on a busy machine.
+_CHECKER_EXTRA_SECONDS = 120
+
+
+class _FreshChecker:
+    """A fresh checker process (``qkv.exercises._checker``): it judges, this process only asks.
+
+    Use it as a context manager: leaving the block early (an error, or the
+    reader stopping the cell) interrupts it, so that it kills the child
+    process running the learner's code before it ends.
+    """
+
+    def __init__(self, request: dict[str, Any], *, pass_fds: tuple[int, ...] = ()) -> None:
+        self.request = request
+        self.errors = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "qkv.exercises._checker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE if request["mode"] == "file" else subprocess.DEVNULL,
+            stderr=self.errors,
+            pass_fds=pass_fds,
+            env=child_environment(),
+        )
+
+    def __enter__(self) -> _FreshChecker:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)  # its cleanup kills the learner's process group
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.errors.close()
+
+    def failed(self, why: str) -> RuntimeError:
+        """The error to raise when the checker process did not give a report."""
+        self.process.kill()
+        self.process.wait()
+        self.errors.seek(0)
+        text = self.errors.read().decode("utf-8", errors="replace")[-2000:]
+        status = self.process.returncode
+        return RuntimeError(f"the checker process failed (exit status {status}): {why}\n{text}")
+
+
+def _run_rebuilt(ex: Exercise, text: str, limits: Limits) -> tuple[Report, bool]:
+    """Check the rebuilt module ``text`` in a fresh checker process (and its child)."""
+    with tempfile.TemporaryDirectory(prefix="qkv-exercise-") as tmp:
+        path = Path(tmp, "notebook_functions.py")
+        path.write_text(text, encoding="utf-8")
+        request = {"mode": "file", "exercise": ex.name, "path": str(path), "label": NOTEBOOK_LABEL}
+        request |= {"seconds": limits.seconds, "memory_mb": limits.memory_mb}
+        with _FreshChecker(request) as checker:
+            try:
+                stdout, _ = checker.process.communicate(
+                    json.dumps(request).encode("utf-8"), timeout=limits.seconds + _CHECKER_EXTRA_SECONDS
+                )
+                answer = json.loads(stdout)
+                return Report.from_plain(answer["report"], EXERCISES), answer["load_raised"] is True
+            except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as exc:
+                raise checker.failed(str(exc)) from None
+
+
+def _run_served_here(ex: Exercise, namespace: Mapping[str, Any], limits: Limits, reason: str) -> Report:
+    """Call the functions here, when the fresh checker process asks; it judges them."""
+    to_here, from_checker = os.pipe()
+    to_checker, from_here = os.pipe()
+    functions = describe_functions(namespace, [f.name for f in ex.functions])
+    request = {"mode": "served", "exercise": ex.name, "functions": functions}
+    request |= {"request_fd": from_checker, "reply_fd": to_checker}
+    request |= {"seconds": limits.seconds, "memory_mb": limits.memory_mb}
+    try:
+        with _FreshChecker(request, pass_fds=(from_checker, to_checker)) as checker:
+            os.close(from_checker)
+            os.close(to_checker)
+            from_checker = to_checker = -1
+            assert checker.process.stdin is not None
+            checker.process.stdin.write(json.dumps(request).encode("utf-8"))
+            checker.process.stdin.close()
+            final = serve(namespace, to_here, from_here, TimeBudget(limits.seconds), interruptible=True)
+            try:
+                checker.process.wait(timeout=_CHECKER_EXTRA_SECONDS)
+                report = Report.from_plain((final or {})["report"], EXERCISES)
+            except (subprocess.TimeoutExpired, ValueError, KeyError) as exc:
+                raise checker.failed(f"no report ({exc})") from None
+    finally:
+        for fd in (to_here, from_here, from_checker, to_checker):
+            if fd >= 0:
+                os.close(fd)
+    note = (
+        f"your functions ran in this notebook's process, not in a separate one, because {reason}. "
+        "A fresh process still computed the expected answers and compared them, but here only "
+        "exceptions and sys.exit are caught and the time limit works only in the main thread: "
+        "an endless loop elsewhere, os._exit, a crash or memory exhaustion are not contained"
+    )
+    return Report(ex, report.results, report.source, report.output, (*report.notes, note))
+
+
+def _run_namespace(ex: Exercise, namespace: Mapping[str, Any], limits: Limits) -> Report:
+    """The notebook path: rebuild the functions in a child if possible, else serve them from here."""
+    require_posix()
+    try:
+        text = portable_source(namespace, [f.name for f in ex.functions])
+    except NotPortable as exc:
+        return _run_served_here(ex, namespace, limits, str(exc))
+    report, load_raised = _run_rebuilt(ex, text, limits)
+    if load_raised:  # the rebuilt module itself did not run
+        failed = report.results[0].title.split(": ", 1)[-1]
+        reason = f"rebuilding them in a separate process failed ({failed})"
+        return _run_served_here(ex, namespace, limits, reason)
+    return report
+
+
+def run(
+    name: str | int, source: Source, *, timeout: float = 10.0, memory_mb: int = 1024
+) -> Report:
     """Run the checks of an exercise without printing anything.
 
     Parameters
@@ -109,6 +241,10 @@ def run(name: str | int, source: Source) -> Report:
     source : mapping, module or path
         Where the learner's functions are: a namespace such as ``globals()``,
         a module, or the path of a ``.py`` file.
+    timeout : float, default 10
+        Seconds the learner's code may run in this exercise, in total.
+    memory_mb : int, default 1024
+        Memory limit of the process that runs it, in MiB (0: none).
 
     Returns
     -------
@@ -118,25 +254,29 @@ def run(name: str | int, source: Source) -> Report:
     Raises
     ------
     ValueError
-        For an unknown exercise or a notebook path.
+        For an unknown exercise, a notebook path or a bad limit.
     FileNotFoundError
         For a path that does not exist.
+    RuntimeError
+        On a system that is not POSIX (the checker needs a child process it can kill).
     """
     ex = get_exercise(name)
+    limits = Limits(seconds=timeout, memory_mb=memory_mb)
     if isinstance(source, ModuleType):
-        return run_exercise(ex, vars(source), source.__name__)
+        return _run_namespace(ex, vars(source), limits)
     if isinstance(source, Mapping):
-        return run_exercise(ex, source)
-    path = os.fspath(source)
-    try:
-        namespace = load_file(path)
-    except LoadError as exc:
-        failed = CheckResult("", f"could not run {os.path.basename(path)}", "FAIL", (str(exc),))
-        return Report(ex, (failed,), path)
-    return run_exercise(ex, namespace, path)
+        return _run_namespace(ex, source, limits)
+    return run_file(ex, source, limits)
 
 
-def check(name: str | int, source: Source, *, file: TextIO | None = None) -> Report:
+def check(
+    name: str | int,
+    source: Source,
+    *,
+    file: TextIO | None = None,
+    timeout: float = 10.0,
+    memory_mb: int = 1024,
+) -> Report:
     """Run the checks of an exercise and print one line per check.
 
     Parameters
@@ -147,12 +287,48 @@ def check(name: str | int, source: Source, *, file: TextIO | None = None) -> Rep
         In a notebook pass ``globals()``; a module or a ``.py`` path works too.
     file : text stream, optional
         Where to print; standard output by default.
+    timeout : float, default 10
+        Seconds the learner's code may run in this exercise, in total.
+    memory_mb : int, default 1024
+        Memory limit of the process that runs it, in MiB (0: none).
 
     Returns
     -------
     Report
         ``report.passed`` is True when every check passed.
+
+    Notes
+    -----
+    With a path, the learner's file runs in a child process (time limit,
+    memory limit, output cap) and the answers are compared in this process.
+
+    With ``globals()`` (the notebook path) the learner's code has already
+    run in this process, so nothing is judged here. The checker rebuilds
+    the exercise's functions from their source (``inspect.getsource``),
+    with the global names they use (imports, numbers, strings, small
+    arrays), and checks that module in a fresh checker process exactly as
+    it checks a file: the same limits, and expected answers computed where
+    the notebook's changes (``np.allclose = ...``, ``np.seterr``) do not
+    reach. The functions see a copy of the notebook's values as they are
+    when ``check`` is called.
+
+    What it cannot protect against:
+
+    * a function it cannot rebuild: a lambda, a closure, one whose source
+      is not available or was edited since its cell ran, one that uses a
+      class or an object defined in the notebook. A fresh checker process
+      still computes the expected answers and compares them, but it asks
+      this process to call the functions, and a ``Note:`` line in the
+      report says why. Here exceptions and ``sys.exit`` are caught, and the
+      time limit stops a call only in the main thread on POSIX (through
+      ``SIGALRM``, which a long call into C code does not see until it
+      returns); ``os._exit``, a crash or memory exhaustion end the kernel;
+    * anything the notebook did before ``check`` ran: an endless loop in a
+      cell never reaches the check, and a cell that ended the kernel ended it;
+    * a learner's code that deliberately escapes: a process it starts in a
+      new session survives the kill, and code running as root can raise its
+      own memory limit.
     """
-    report = run(name, source)
+    report = run(name, source, timeout=timeout, memory_mb=memory_mb)
     print(report.format(), file=file if file is not None else sys.stdout)
     return report

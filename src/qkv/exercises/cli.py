@@ -54,17 +54,56 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("list", help="list the exercises and the functions each asks for")
     show = commands.add_parser("starter", help="print an exercise's starter template")
     show.add_argument("exercise", help="exercise name, e.g. input-layer")
-    run = commands.add_parser("check", help="check the functions in FILE; exit 0 when all pass")
+    run = commands.add_parser(
+        "check",
+        help="check the functions in FILE; exit 0 when all pass",
+        description=(
+            "Run FILE in a separate process and check its functions. Exit status 0 only when "
+            "every check passed; 1 when a check failed or FILE's code stopped the run "
+            "(an exception or sys.exit at top level, os._exit, a signal, the time limit)."
+        ),
+    )
     run.add_argument("exercise", help="exercise name, e.g. input-layer")
     run.add_argument("file", help="your Python file")
+    run.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="time your code may run in this exercise, loading included (default: 10)",
+    )
+    run.add_argument(
+        "--memory-mb",
+        type=_memory_mb,
+        default=1024,
+        metavar="MIB",
+        help="memory limit of the process running your code, RLIMIT_AS, Linux only (default: 1024; 0: none)",
+    )
     return parser
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not (0 < seconds < float("inf")):
+        raise argparse.ArgumentTypeError(f"--timeout must be a positive number of seconds, got {text!r}")
+    return seconds
+
+
+def _memory_mb(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"--memory-mb must be a whole number of MiB >= 0, got {text!r}")
+    return int(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status.
 
     0: every check passed (or ``list``/``starter`` worked); 1: a check
-    failed; 2: usage error (unknown exercise, missing file).
+    failed, or the learner's code stopped the run; 2: usage error (unknown
+    exercise, missing file, bad option) or a system the checker cannot run on.
     """
     args = _parser().parse_args(argv)
     try:
@@ -74,8 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write(starter(args.exercise))
             return 0
         get_exercise(args.exercise)  # a bad name is a usage error, before loading the file
-        return check(args.exercise, args.file).exit_code
-    except (ValueError, FileNotFoundError) as exc:
+        return check(args.exercise, args.file, timeout=args.timeout, memory_mb=args.memory_mb).exit_code
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:
         print(f"qkv-exercise: {exc}", file=sys.stderr)
         return USAGE_ERROR
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from qkv.exercises.core import CheckFailed
+from qkv.exercises.wire import Unreadable, encode_value, safe_text
 
 __all__ = ["Variant", "as_array", "fmt", "fmt_row", "identify", "expect_shape", "expect_close"]
 
@@ -38,22 +39,37 @@ RTOL = 1e-6
 def as_array(value: Any, what: str) -> np.ndarray:
     """The learner's return value as a float array, or a clear failure.
 
+    ``value`` is usually plain data sent back by the process that ran the
+    learner's code; an :class:`~qkv.exercises.wire.Unreadable` there, or an
+    object whose conversion raises here, is a :class:`CheckFailed` naming
+    its type and the reason.
+
     Examples
     --------
     >>> as_array([[1, 2]], "f(x)").dtype
     dtype('float64')
+    >>> try:
+    ...     as_array(10**400, "f(x)")
+    ... except CheckFailed as failed:
+    ...     print(failed.details[0])
+    f(x) returned int 1000..., which is not an array of numbers (OverflowError: int too large to convert to float)
     """
     if value is None:
         raise CheckFailed(f"{what} returned None: did you forget the `return` line?")
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        text = repr(value)
-        text = text if len(text) <= 60 else text[:57] + "..."
+    if isinstance(value, Unreadable):
         raise CheckFailed(
-            f"{what} returned {type(value).__name__} {text}, which is not an array of numbers"
+            f"{what} returned {value.type_name} {value.text}, "
+            f"which is not an array of numbers ({value.reason})"
+        )
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (Exception, SystemExit) as exc:  # in-process only: the learner's __array__ may raise anything
+        reason = f"{type(exc).__name__}: {safe_text(exc)}"
+        unreadable = encode_value(value)  # never raises
+        text = unreadable.get("text", "") if unreadable.get("t") == "unreadable" else ""
+        raise CheckFailed(
+            f"{what} returned {type(value).__name__} {text}, which is not an array of numbers ({reason})"
         ) from None
-    return arr
 
 
 def fmt(x: float) -> str:

@@ -16,8 +16,10 @@ FAIL  f(2) == 4
 
 from __future__ import annotations
 
-import os
-import traceback
+import contextlib
+import math
+import signal
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,11 +27,19 @@ from typing import Any
 
 import numpy as np
 
+from qkv.exercises.loader import describe_exit, learner_frame
 from qkv.exercises.mistakes import describe
 
 __all__ = [
     "CheckFailed",
     "LearnerRaised",
+    "LearnerAborted",
+    "LearnerFunction",
+    "InProcessFunction",
+    "NotCallable",
+    "TimeBudget",
+    "OutOfTime",
+    "time_limit",
     "call",
     "Check",
     "CheckList",
@@ -39,9 +49,6 @@ __all__ = [
     "Report",
     "run_exercise",
 ]
-
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 
 
 class CheckFailed(Exception):
@@ -62,35 +69,192 @@ class CheckFailed(Exception):
 
 
 class LearnerRaised(Exception):
-    """The learner's function raised ``error`` while a check called it."""
+    """The learner's function raised (or called ``sys.exit``) while a check called it.
 
-    def __init__(self, error: Exception) -> None:
-        super().__init__(f"{type(error).__name__}: {error}")
-        self.error = error
-        self.where = _learner_frame(error.__traceback__)
+    The exception itself may live in another process, so it is described by
+    plain data: the names of its classes, its message and where it came from.
+
+    Parameters
+    ----------
+    types : sequence of str
+        The names of the exception's classes, most derived first
+        (``("ValueError", "Exception", "BaseException", "object")``).
+    message : str
+        ``str(exception)``, or ``"called sys.exit(0)"`` for a ``SystemExit``.
+    where : str or None
+        ``"line 7 of mine.py, in one_hot"``.
+    hint : str, optional
+        An extra sentence, e.g. the memory limit after a ``MemoryError``.
+
+    Examples
+    --------
+    >>> LearnerRaised(("ValueError", "Exception"), "bad", "line 3 of f.py, in g").describe()
+    'raised ValueError: bad (line 3 of f.py, in g)'
+    >>> LearnerRaised(("SystemExit",), "called sys.exit(0)", None).describe()
+    'called sys.exit(0)'
+    """
+
+    def __init__(self, types: Sequence[str], message: str, where: str | None, hint: str = "") -> None:
+        self.types = tuple(types)
+        self.message = message
+        self.where = where
+        self.hint = hint
+        super().__init__(f"{self.type_name}: {message}")
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> LearnerRaised:
+        """Describe ``exc``, raised by the learner's code in this process."""
+        from qkv.exercises.wire import safe_text
+
+        types = tuple(c.__name__ for c in type(exc).__mro__)
+        message = describe_exit(exc.code) if isinstance(exc, SystemExit) else safe_text(exc)
+        return cls(types, message, learner_frame(exc.__traceback__))
+
+    @property
+    def type_name(self) -> str:
+        """The exception's class name, e.g. ``"ValueError"``."""
+        return self.types[0] if self.types else "Exception"
+
+    def is_a(self, name: str) -> bool:
+        """True when the exception is an instance of the built-in class ``name``."""
+        return name in self.types
 
     def describe(self) -> str:
-        """``"raised TypeError: message (line 7, in one_hot)"``."""
-        text = f"raised {type(self.error).__name__}: {self.error}"
-        return f"{text} ({self.where})" if self.where else text
+        """``"raised TypeError: message (line 7 of mine.py, in one_hot)"``."""
+        text = self.message if self.is_a("SystemExit") else f"raised {self.type_name}: {self.message}"
+        text = f"{text} ({self.where})" if self.where else text
+        return f"{text}; {self.hint}" if self.hint else text
 
 
-def _learner_frame(tb: Any) -> str | None:
-    """Where in the learner's code the exception came from, if anywhere."""
-    frames = [
-        f
-        for f in traceback.extract_tb(tb)
-        if os.path.dirname(os.path.abspath(f.filename)) != _PACKAGE_DIR
-        and not os.path.abspath(f.filename).startswith(_NUMPY_DIR)
-    ]
-    if not frames:
-        return None
-    last = frames[-1]
-    return f"line {last.lineno} of {os.path.basename(last.filename)}, in {last.name}"
+class LearnerAborted(Exception):
+    """The learner's code stopped the run: a time limit, or its process ended.
+
+    Parameters
+    ----------
+    what : str
+        One line saying what happened, e.g. ``"still running after the 10 s
+        time limit (an endless loop?)"``.
+    fatal : bool
+        True when no further check can run (the time is used up); False
+        when the remaining functions can still be checked in a fresh process.
+    """
+
+    def __init__(self, what: str, *, fatal: bool) -> None:
+        super().__init__(what)
+        self.what = what
+        self.fatal = fatal
 
 
-def call(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call the learner's ``fn``; wrap anything it raises in :class:`LearnerRaised`.
+class TimeBudget:
+    """Seconds the learner's code may run in one exercise, shared by every call.
+
+    Examples
+    --------
+    >>> budget = TimeBudget(10)
+    >>> budget.spend(2.5); budget.remaining()
+    7.5
+    >>> budget.describe()
+    'still running after the 10 s time limit (an endless loop?)'
+    """
+
+    def __init__(self, seconds: float) -> None:
+        if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"timeout must be a positive number of seconds, got {seconds!r}")
+        self.seconds = float(seconds)
+        self.spent = 0.0
+
+    def spend(self, seconds: float) -> None:
+        """Count ``seconds`` of the learner's running time."""
+        self.spent += max(0.0, seconds)
+
+    def remaining(self) -> float:
+        """Seconds left (0 when used up)."""
+        return max(0.0, self.seconds - self.spent)
+
+    def describe(self) -> str:
+        """What a timeout is called in the report."""
+        return f"still running after the {self.seconds:g} s time limit (an endless loop?)"
+
+
+class LearnerFunction:
+    """A learner's function as the checks see it: ``invoke(*args)`` calls it.
+
+    ``invoke`` returns the function's result (as plain data when it ran in
+    another process) and raises :class:`LearnerRaised` when the function
+    raised, :class:`LearnerAborted` when it stopped the run.
+    """
+
+    def invoke(self, *args: Any) -> Any:
+        raise NotImplementedError
+
+
+class OutOfTime(BaseException):
+    """Raised by :func:`time_limit` inside the learner's code.
+
+    A ``BaseException``, so that ``except Exception`` in the learner's code
+    does not catch it.
+    """
+
+
+@contextlib.contextmanager
+def time_limit(budget: TimeBudget | None) -> Iterator[None]:
+    """Interrupt the code inside after ``budget.remaining()`` seconds, where a signal can.
+
+    Only the main thread of a POSIX process can take ``SIGALRM``; elsewhere
+    the code runs without a time limit. The alarm repeats every 0.2 s, so a
+    bare ``except:`` in the learner's loop does not swallow it for good.
+    """
+    usable = (
+        budget is not None
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+    assert budget is not None
+
+    def ring(signum: int, frame: Any) -> None:
+        raise OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, max(budget.remaining(), 1e-3), 0.2)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class InProcessFunction(LearnerFunction):
+    """A plain function called in this process: exceptions and ``sys.exit`` become :class:`LearnerRaised`.
+
+    The checker itself never calls the learner's code this way (it runs it
+    in another process, see ``qkv.exercises.sandbox``); this serves
+    :func:`call` on plain functions, as in the examples and in tests.
+    """
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+
+    def invoke(self, *args: Any) -> Any:
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                return self.fn(*args)
+        except (Exception, SystemExit) as exc:  # the code called may raise anything
+            raise LearnerRaised.from_exception(exc) from exc
+
+
+@dataclass(frozen=True)
+class NotCallable:
+    """What the learner defined under a function's name when it is not a function."""
+
+    type_name: str
+
+
+def call(fn: Callable[..., Any] | LearnerFunction, *args: Any) -> Any:
+    """Call the learner's ``fn``; what it raises becomes :class:`LearnerRaised`.
 
     NumPy floating-point warnings (overflow in ``exp`` and the like) are
     silenced: the checks look at the numbers that come back instead.
@@ -105,12 +269,9 @@ def call(fn: Callable[..., Any], *args: Any) -> Any:
     ...     print(exc.describe())
     raised ValueError: invalid literal for int() with base 10: 'twelve'
     """
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            return fn(*args)
-        except Exception as exc:  # the learner's code may raise anything
-            raise LearnerRaised(exc) from exc
+    if isinstance(fn, LearnerFunction):
+        return fn.invoke(*args)
+    return InProcessFunction(fn).invoke(*args)
 
 
 @dataclass(frozen=True)
@@ -229,18 +390,22 @@ class CheckResult:
 class Report:
     """All results of one run of one exercise.
 
-    ``passed`` is True when no check failed: optional (stretch) checks
-    count only when the learner wrote the stretch function.
+    ``passed`` is True only when every required check ran and passed (and
+    no check failed: optional stretch checks count once the learner wrote
+    the stretch function). ``output`` is what the learner's code printed;
+    ``notes`` are remarks that do not fail the run.
     """
 
     exercise: Exercise
     results: tuple[CheckResult, ...] = field(default_factory=tuple)
     source: str = ""
+    output: str = ""
+    notes: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
-        """True when no check failed."""
-        return not self.failures
+        """True when every required check passed and none failed."""
+        return not self.failures and self._required_passed() == self._required_total()
 
     @property
     def failures(self) -> list[CheckResult]:
@@ -257,8 +422,18 @@ class Report:
         """0 when passed, 1 otherwise (the CLI's exit status)."""
         return 0 if self.passed else 1
 
+    def _optional(self) -> set[str]:
+        return {f.name for f in self.exercise.functions if f.optional}
+
+    def _required_total(self) -> int:
+        optional = self._optional()
+        return sum(c.function not in optional for c in self.exercise.checks)
+
+    def _required_passed(self) -> int:
+        return sum(r.status == "PASS" for r in self.results if not r.optional)
+
     def format(self) -> str:
-        """The full report: a header, one block per check, a summary."""
+        """The full report: a header, one block per check, output, notes, a summary."""
         ex = self.exercise
         lines = [f"Checking exercise {ex.number} ({ex.name}): {ex.title}"]
         if self.source:
@@ -269,51 +444,121 @@ class Report:
         if stretch:
             lines.append("Stretch (optional; its checks count once you write it):")
             lines += [r.format() for r in stretch]
-        lines.append(self._summary(required, stretch))
+        if self.output:
+            lines.append("Your code printed:")
+            lines += [f"    {line}" for line in self.output.rstrip("\n").split("\n")]
+        lines += [f"Note: {note}" for note in self.notes]
+        lines.append(self._summary(stretch))
         return "\n".join(lines)
 
-    def _summary(self, required: list[CheckResult], stretch: list[CheckResult]) -> str:
-        optional = {f.name for f in self.exercise.functions if f.optional}
-        total = sum(c.function not in optional for c in self.exercise.checks)
-        passed = sum(r.status == "PASS" for r in required)
-        text = f"{passed} of {total} checks passed"
+    def _summary(self, stretch: list[CheckResult]) -> str:
+        total = self._required_total()
+        text = f"{self._required_passed()} of {total} checks passed"
         if stretch:
             if all(r.status == "SKIP" for r in stretch):
                 text += "; stretch not attempted"
             else:
+                optional = self._optional()
                 n_stretch = sum(c.function in optional for c in self.exercise.checks)
                 text += f"; stretch: {sum(r.status == 'PASS' for r in stretch)} of {n_stretch} passed"
         if self.passed:
             return f"Result: {text}. All done."
         return f"Result: {text}. Fix the first FAIL above and run the check again."
 
+    def to_plain(self) -> dict[str, Any]:
+        """The report as JSON-ready plain data (see :meth:`from_plain`)."""
+        return {
+            "exercise": self.exercise.name,
+            "source": self.source,
+            "output": self.output,
+            "notes": list(self.notes),
+            "results": [
+                {
+                    "function": r.function,
+                    "title": r.title,
+                    "status": r.status,
+                    "details": list(r.details),
+                    "mistakes": list(r.mistakes),
+                    "optional": r.optional,
+                }
+                for r in self.results
+            ],
+        }
+
+    @classmethod
+    def from_plain(cls, data: Any, exercises: Mapping[str, Exercise]) -> Report:
+        """The report :meth:`to_plain` wrote, validated field by field.
+
+        Raises
+        ------
+        ValueError
+            If ``data`` is not such a report.
+        """
+
+        def strings(value: Any, what: str) -> tuple[str, ...]:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"report field {what} must be a list of strings")
+            return tuple(value)
+
+        if not isinstance(data, dict) or data.get("exercise") not in exercises:
+            raise ValueError("not a report of a known exercise")
+        if not (isinstance(data.get("source"), str) and isinstance(data.get("output"), str)):
+            raise ValueError("report fields source and output must be strings")
+        results = []
+        for item in data.get("results", None) or []:
+            if not isinstance(item, dict) or item.get("status") not in ("PASS", "FAIL", "SKIP"):
+                raise ValueError("a report result must have status PASS, FAIL or SKIP")
+            if not all(isinstance(item.get(k), str) for k in ("function", "title")):
+                raise ValueError("a report result must name its function and title")
+            results.append(
+                CheckResult(
+                    item["function"],
+                    item["title"],
+                    item["status"],
+                    strings(item.get("details"), "details"),
+                    strings(item.get("mistakes"), "mistakes"),
+                    item.get("optional") is True,
+                )
+            )
+        return cls(
+            exercises[data["exercise"]],
+            tuple(results),
+            data["source"],
+            data["output"],
+            strings(data.get("notes"), "notes"),
+        )
+
     def __repr__(self) -> str:
         state = "passed" if self.passed else f"{len(self.failures)} failed"
         return f"<Report {self.exercise.name}: {state}>"
 
 
-def _run_function(spec: FunctionSpec, fn: Any, checks: list[Check]) -> list[CheckResult]:
-    """Run the checks of one learner function."""
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def _not_run(n: int, prefix: str = "its") -> str:
+    return f"{prefix} {_plural(n, 'check')} {'were' if n != 1 else 'was'} not run"
+
+
+def _run_function(
+    spec: FunctionSpec, fn: Any, checks: list[Check]
+) -> tuple[list[CheckResult], LearnerAborted | None]:
+    """Run the checks of one learner function; also return a fatal abort, if any."""
     opt = spec.optional
 
     def result(title: str, status: str, *details: str, mistakes: Sequence[str] = ()) -> CheckResult:
         return CheckResult(spec.name, title, status, tuple(details), tuple(mistakes), opt)
 
-    not_run = f"its {len(checks)} checks were not run" if len(checks) != 1 else "its check was not run"
+    not_run = _not_run(len(checks))
     if fn is None:
         if opt:
-            return [result(f"{spec.name}: not defined (optional stretch, skipped)", "SKIP")]
-        return [result(f"{spec.name}: missing; define {spec.signature}", "FAIL", not_run)]
-    if not callable(fn):
-        kind = type(fn).__name__
-        return [
-            result(
-                f"{spec.name}: not a function; define {spec.signature}",
-                "FAIL",
-                f"{spec.name} is a value of type {kind}",
-                not_run,
-            )
-        ]
+            return [result(f"{spec.name}: not defined (optional stretch, skipped)", "SKIP")], None
+        return [result(f"{spec.name}: missing; define {spec.signature}", "FAIL", not_run)], None
+    if isinstance(fn, NotCallable) or not (callable(fn) or isinstance(fn, LearnerFunction)):
+        kind = fn.type_name if isinstance(fn, NotCallable) else type(fn).__name__
+        title = f"{spec.name}: not a function; define {spec.signature}"
+        return [result(title, "FAIL", f"{spec.name} is a value of type {kind}", not_run)], None
 
     results: list[CheckResult] = []
     for n, check in enumerate(checks):
@@ -321,36 +566,47 @@ def _run_function(spec: FunctionSpec, fn: Any, checks: list[Check]) -> list[Chec
             check.body(fn)
         except CheckFailed as failed:
             results.append(result(check.title, "FAIL", *failed.details, mistakes=failed.mistakes))
+        except LearnerAborted as aborted:
+            rest = len(checks) - n - 1
+            details = [f"while checking: {check.title}"] + ([_not_run(rest, "its other")] if rest else [])
+            results.append(result(f"{spec.name}: {aborted.what}", "FAIL", *details))
+            return results, aborted if aborted.fatal else None
         except LearnerRaised as raised:
-            if isinstance(raised.error, NotImplementedError):
+            if raised.is_a("NotImplementedError"):
                 rest = len(checks) - n
                 if opt and not results:
-                    return [result(f"{spec.name}: not attempted yet (optional stretch, skipped)", "SKIP")]
+                    title = f"{spec.name}: not attempted yet (optional stretch, skipped)"
+                    return [result(title, "SKIP")], None
                 results.append(
                     result(
                         f"{spec.name}: not implemented yet",
                         "FAIL",
                         raised.describe(),
                         f"replace the `raise NotImplementedError` line with your code "
-                        f"({rest} check{'s' if rest != 1 else ''} of {spec.name} not run)",
+                        f"({_plural(rest, 'check')} of {spec.name} not run)",
                     )
                 )
-                return results
+                return results, None
             results.append(result(check.title, "FAIL", raised.describe()))
         else:
             results.append(result(check.title, "PASS"))
-    return results
+    return results, None
 
 
 def run_exercise(exercise: Exercise, namespace: Mapping[str, Any], source: str = "") -> Report:
     """Run every check of ``exercise`` on the functions in ``namespace``.
+
+    The expected answers and every comparison are computed here, with
+    NumPy's floating-point error handling set to ignore for the duration,
+    so that the caller's ``np.seterr`` cannot break the reference code.
 
     Parameters
     ----------
     exercise : Exercise
         What to check.
     namespace : mapping
-        Where the learner's functions live, e.g. ``globals()``.
+        Where the learner's functions live: ``globals()``, or
+        :class:`LearnerFunction` objects that run them in another process.
     source : str, optional
         Shown in the report header (a file name).
 
@@ -359,6 +615,20 @@ def run_exercise(exercise: Exercise, namespace: Mapping[str, Any], source: str =
     Report
     """
     results: list[CheckResult] = []
-    for spec in exercise.functions:
-        results += _run_function(spec, namespace.get(spec.name), exercise.checks_of(spec.name))
+    stopped: LearnerAborted | None = None
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for spec in exercise.functions:
+            checks = exercise.checks_of(spec.name)
+            fn = namespace.get(spec.name)
+            if stopped is not None:
+                title = f"{spec.name}: not checked: the run was stopped above"
+                status = "SKIP" if spec.optional else "FAIL"
+                not_run = (_not_run(len(checks)),)
+                results.append(CheckResult(spec.name, title, status, not_run, (), spec.optional))
+                continue
+            if callable(fn) and not isinstance(fn, LearnerFunction):
+                fn = InProcessFunction(fn)
+            found, stopped = _run_function(spec, fn, checks)
+            results += found
     return Report(exercise, tuple(results), source)

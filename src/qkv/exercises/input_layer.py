@@ -201,14 +201,13 @@ def _pe_odd(fn: Fn) -> None:
     try:
         out = call(fn, 3, 5)
     except LearnerRaised as raised:
-        error = raised.error
-        if not isinstance(error, ValueError):
+        if not raised.is_a("ValueError"):
             raise CheckFailed(
                 f"expected ValueError for odd d_model=5, but it {raised.describe()}"
             ) from None
-        if "broadcast" in str(error):
+        if "broadcast" in raised.message:
             raise CheckFailed(
-                f"the ValueError came from NumPy ({error}), not from a check of d_model",
+                f"the ValueError came from NumPy ({raised.message}), not from a check of d_model",
                 "check first: if d_model % 2 != 0: raise ValueError(...)",
             ) from None
         return

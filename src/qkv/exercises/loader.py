@@ -2,7 +2,8 @@
 
 The file runs like a script would (its folder first on ``sys.path``, so it
 can import its neighbours) except that ``if __name__ == "__main__":``
-blocks are skipped.
+blocks are skipped. The checker calls :func:`load_file` only inside the
+child process that runs the learner's code (``qkv.exercises.sandbox``).
 
 Examples
 --------
@@ -22,13 +23,54 @@ import runpy
 import sys
 import traceback
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
-__all__ = ["LoadError", "load_file"]
+import numpy as np
+
+__all__ = ["LoadError", "check_path", "load_file", "learner_frame", "describe_exit"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 
 
 class LoadError(Exception):
-    """The learner's file could not run (syntax error, error at top level)."""
+    """The learner's file could not run (syntax error, error or ``sys.exit`` at top level)."""
+
+
+def learner_frame(tb: TracebackType | None) -> str | None:
+    """Where in the learner's code an exception came from, if anywhere.
+
+    Frames of this package and of NumPy are skipped: the answer is the last
+    line of the learner's own code, e.g. ``"line 7 of mine.py, in one_hot"``.
+    """
+    frames = [
+        f
+        for f in traceback.extract_tb(tb)
+        if os.path.dirname(os.path.abspath(f.filename)) != _PACKAGE_DIR
+        and not os.path.abspath(f.filename).startswith(_NUMPY_DIR)
+    ]
+    if not frames:
+        return None
+    last = frames[-1]
+    return f"line {last.lineno} of {os.path.basename(last.filename)}, in {last.name}"
+
+
+def describe_exit(code: Any) -> str:
+    """``sys.exit(code)`` as the learner wrote it, e.g. ``"called sys.exit(0)"``.
+
+    Examples
+    --------
+    >>> describe_exit(None), describe_exit("bye")
+    ('called sys.exit()', "called sys.exit('bye')")
+    """
+    if code is None:
+        return "called sys.exit()"
+    try:
+        text = repr(code)
+    except BaseException:  # noqa: BLE001 - the learner's object
+        text = "..."
+    return f"called sys.exit({text[:60]})"
 
 
 def _where(exc: BaseException, path: Path) -> str:
@@ -36,6 +78,28 @@ def _where(exc: BaseException, path: Path) -> str:
         return f" (line {exc.lineno} of {path.name})"
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
     return f" (line {frames[-1].lineno} of {path.name})" if frames else ""
+
+
+def check_path(path: str | os.PathLike[str]) -> Path:
+    """The resolved path of a learner's ``.py`` file.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no such file.
+    ValueError
+        If ``path`` is a notebook (``.ipynb``): check from inside it instead.
+    """
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    if path.suffix == ".ipynb":
+        raise ValueError(
+            f"{path.name} is a notebook: run the check inside it, e.g. "
+            '`from qkv.exercises import check; check("input-layer", globals())`, '
+            "or export it first with `jupyter nbconvert --to script`"
+        )
+    return path
 
 
 def load_file(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -56,22 +120,17 @@ def load_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     FileNotFoundError
         If there is no such file.
     ValueError
-        If ``path`` is a notebook (``.ipynb``): check from inside it instead.
+        If ``path`` is a notebook (``.ipynb``).
     LoadError
-        If running the file raised; the message shows the error and its line.
+        If running the file raised or called ``sys.exit``; the message shows
+        what happened and its line.
     """
-    path = Path(path).resolve()
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
-    if path.suffix == ".ipynb":
-        raise ValueError(
-            f"{path.name} is a notebook: run the check inside it, e.g. "
-            '`from qkv.exercises import check; check("input-layer", globals())`, '
-            "or export it first with `jupyter nbconvert --to script`"
-        )
+    path = check_path(path)
     sys.path.insert(0, str(path.parent))
     try:
         return runpy.run_path(str(path), run_name="__qkv_exercise__")
+    except SystemExit as exc:
+        raise LoadError(f"{describe_exit(exc.code)}{_where(exc, path)}") from exc
     except Exception as exc:  # anything the learner's top-level code raises
         text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         message = f"{type(exc).__name__}: {text}{_where(exc, path)}"

@@ -85,6 +85,6 @@ def attention_backward(
     -------
     dQ, dK, dV : numpy.ndarray
         Gradients of the loss with respect to Q, K and V, shaped like them.
-        Checked against central finite differences.
+        Checked against the library's backward pass, qkv.attention_backward.
     """
     raise NotImplementedError("optional stretch: write attention_backward(Q, K, V, d_output)")

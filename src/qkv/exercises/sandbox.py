@@ -1,0 +1,617 @@
+"""Run the learner's code in a child process, with limits; judge it here.
+
+The checker never imports the learner's file. It starts a child process
+(``python -m qkv.exercises._child``) that loads the file and calls the
+learner's functions on the checker's inputs; the child sends back plain
+data only (``qkv.exercises.wire``: JSON and the bytes of float arrays,
+never a pickle). The expected answers and every comparison are computed
+in this process, out of reach of the learner's code: a file that replaces
+``np.allclose`` or calls ``np.seterr(all="raise")`` changes only the child.
+
+Limits (:class:`Limits`), per exercise:
+
+* wall clock: the learner's code (loading the file and every call) gets
+  ``seconds`` in total, 10 s by default (``qkv-exercise check --timeout``);
+  then the child's whole process group is killed;
+* memory: the child limits its own address space with
+  ``resource.setrlimit(RLIMIT_AS, ...)`` to ``memory_mb`` MiB, 1024 by
+  default (``--memory-mb``; 0 = no limit). An allocation beyond it raises
+  ``MemoryError`` in the learner's code. Linux enforces it (tested); other
+  systems may not;
+* output: what the learner's code prints (stdout and stderr) is kept up to
+  ``output_bytes`` (16 KiB) and shown in the report; the rest is dropped.
+
+Whatever ends the child early (``sys.exit`` at top level, ``os._exit``, a
+signal, the time limit) is one FAIL line in the report, and a report
+counts as passed only when every required check ran and passed. Threads
+the learner's code leaves running cannot keep anything alive: the child
+ends with ``os._exit`` and its process group is killed.
+
+The sandbox needs POSIX (Linux, macOS): pipes passed to the child, a
+process group to kill. Elsewhere :func:`run_file` raises ``RuntimeError``.
+
+Not covered: a learner's code that starts its own session (``os.setsid``
+in a forked process) escapes the kill; a process running as root can raise
+its own memory limit.
+
+Examples
+--------
+>>> import pathlib, tempfile
+>>> from qkv.exercises import get_exercise
+>>> from qkv.exercises.sandbox import Limits, run_file
+>>> with tempfile.TemporaryDirectory() as tmp:
+...     path = pathlib.Path(tmp, "mine.py")
+...     _ = path.write_text("import sys\\nsys.exit(0)\\n")
+...     report = run_file(get_exercise("input-layer"), path, Limits(seconds=20))
+>>> print(report.results[0].format())
+FAIL  could not run mine.py: called sys.exit(0) (line 2 of mine.py)
+        none of the 13 checks ran
+>>> report.exit_code
+1
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from qkv.exercises.core import (
+    CheckResult,
+    Exercise,
+    LearnerAborted,
+    LearnerFunction,
+    LearnerRaised,
+    NotCallable,
+    Report,
+    TimeBudget,
+    run_exercise,
+)
+from qkv.exercises.loader import check_path
+from qkv.exercises.wire import (
+    FrameReader,
+    WireError,
+    decode_array,
+    decode_value,
+    encode_args,
+    frame,
+    safe_text,
+    write_message,
+)
+
+__all__ = ["Limits", "child_environment", "require_posix", "run_file", "run_file_detailed", "run_served"]
+
+_GRACE_SECONDS = 2.0  # for the child to say goodbye, and for its pipes to close
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the learner's code may use in one exercise.
+
+    Parameters
+    ----------
+    seconds : float, default 10
+        Wall-clock time for loading the file and every call, together.
+    memory_mb : int, default 1024
+        Address-space limit of the child process in MiB (0: none).
+    output_bytes : int, default 16384
+        How much of the printed output is kept.
+    """
+
+    seconds: float = 10.0
+    memory_mb: int = 1024
+    output_bytes: int = 16 * 1024
+
+    def __post_init__(self) -> None:
+        TimeBudget(self.seconds)  # validates seconds
+        if not isinstance(self.memory_mb, int) or self.memory_mb < 0:
+            raise ValueError(f"memory_mb must be a whole number of MiB >= 0, got {self.memory_mb!r}")
+
+
+def child_environment() -> dict[str, str]:
+    """This process's environment, with the folder holding ``qkv`` first on ``PYTHONPATH``.
+
+    A child started with ``python -m qkv.exercises...`` then imports this
+    very ``qkv``, installed or not.
+    """
+    env = dict(os.environ)
+    package_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+_POSIX = os.name == "posix"
+
+
+def require_posix() -> None:
+    """Raise ``RuntimeError`` unless this system can run the sandbox (POSIX)."""
+    if not _POSIX:
+        raise RuntimeError(
+            "the exercise checker needs a POSIX system (Linux, macOS; on Windows use WSL): "
+            "it runs your code in a child process that it can limit and kill"
+        )
+
+
+class _LoadFailed(Exception):
+    """The learner's file raised (or called sys.exit) at top level."""
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+class _Child:
+    """One child process running the learner's file, and the pipes to it."""
+
+    def __init__(self, path: Path, names: list[str], limits: Limits, budget: TimeBudget) -> None:
+        self.path, self.names, self.limits, self.budget = path, names, limits, budget
+        self.output = bytearray()
+        self.dropped = 0
+        self.threads = 0
+        request_read, self._request_write = os.pipe()
+        self._reply_read, reply_write = os.pipe()
+        env = child_environment()
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.setdefault(var, "1")  # one thread: less memory reserved, nothing left running
+        env["PYTHONUNBUFFERED"] = "1"  # print() reaches the checker even before os._exit
+        command = [
+            sys.executable,
+            "-m",
+            "qkv.exercises._child",
+            str(request_read),
+            str(reply_write),
+            str(limits.memory_mb * 1024 * 1024),
+            str(math.ceil(limits.seconds) + 10),  # CPU seconds: a backstop, the wall clock rules
+            str(path),
+            *names,
+        ]
+        try:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(request_read, reply_write),
+                start_new_session=True,  # its own process group: one kill ends everything it started
+                env=env,
+            )
+        finally:
+            os.close(request_read)
+            os.close(reply_write)
+        self._reader = FrameReader()
+        self._pending: list[dict[str, Any]] = []
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._reply_read, selectors.EVENT_READ, "reply")
+        assert self.process.stdout is not None and self.process.stderr is not None
+        for stream in (self.process.stdout, self.process.stderr):
+            self._selector.register(stream.fileno(), selectors.EVENT_READ, "output")
+        self._closed = False
+
+    # -- output ---------------------------------------------------------------
+
+    def _keep(self, data: bytes) -> None:
+        room = self.limits.output_bytes - len(self.output)
+        self.output += data[: max(room, 0)]
+        self.dropped += max(len(data) - max(room, 0), 0)
+
+    def _drain(self, seconds: float) -> None:
+        """Read what is left in the output pipes, for at most ``seconds``."""
+        end = time.monotonic() + seconds
+        while any(key.data == "output" for key in self._selector.get_map().values()):
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            for key, _ in self._selector.select(timeout=left):
+                if key.data == "output":
+                    self._read_output(key.fd)
+
+    def _read_output(self, fd: int) -> None:
+        data = os.read(fd, 65536)
+        if data:
+            self._keep(data)
+        else:
+            self._selector.unregister(fd)
+
+    # -- ending ---------------------------------------------------------------
+
+    def kill(self) -> None:
+        """Kill the child's whole process group; collect its exit status."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.process.wait()
+
+    def _how_it_ended(self) -> str:
+        """Why the child is gone, e.g. ``"exit status 0, as os._exit(0) does"``."""
+        try:
+            code = self.process.wait(timeout=_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:  # it closed the reply pipe but runs on
+            self.kill()
+            return "it closed the checker's pipe"
+        self.kill()  # whatever it started
+        self._drain(0.2)
+        if code == 0:
+            return "exit status 0, as os._exit(0) does"
+        if code > 0:
+            return f"exit status {code}"
+        name = _signal_name(-code)
+        if -code in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS) and self.limits.memory_mb:
+            return f"killed by {name}: a crash, or memory beyond the {self.limits.memory_mb} MiB limit"
+        return f"killed by {name}"
+
+    def close(self) -> None:
+        """Ask the child to exit, then kill its process group whatever it does."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.process.poll() is None:
+            try:
+                os.write(self._request_write, frame({"exit": True}))
+                for message in self._wait(_GRACE_SECONDS, timed=False):
+                    if message.get("event") == "bye" and type(message.get("threads")) is int:
+                        self.threads = message["threads"]
+                    break
+            except (OSError, LearnerAborted, WireError):
+                pass
+        self.kill()
+        self._drain(0.5)
+        for fd in (self._request_write, self._reply_read):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._selector.close()
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+    # -- talking --------------------------------------------------------------
+
+    def _wait(self, seconds: float, *, timed: bool = True) -> list[dict[str, Any]]:
+        """The next message(s) from the child; ``[]`` after ``seconds``.
+
+        With ``timed``, the wait is charged to the time budget. Raises
+        :class:`LearnerAborted` (not fatal) when the child ends, and
+        :class:`WireError` when it sends something that is not a message.
+        """
+        end = time.monotonic() + seconds
+        while not self._pending:
+            left = end - time.monotonic()
+            if left <= 0:
+                return []
+            start = time.monotonic()
+            events = self._selector.select(timeout=left)
+            if timed:
+                self.budget.spend(time.monotonic() - start)
+            for key, _ in events:
+                if key.data == "output":
+                    self._read_output(key.fd)
+                    continue
+                data = os.read(key.fd, 1 << 20)
+                if not data:
+                    raise LearnerAborted(self._how_it_ended(), fatal=False)
+                try:
+                    self._pending += self._reader.feed(data)
+                except WireError:
+                    self.kill()
+                    raise
+        return [self._pending.pop(0)]
+
+    def receive(self) -> dict[str, Any]:
+        """The next message, within the time budget (else a fatal :class:`LearnerAborted`)."""
+        messages = self._wait(self.budget.remaining())
+        if not messages:
+            self.kill()
+            raise LearnerAborted(self.budget.describe(), fatal=True)
+        return messages[0]
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            data = frame(message)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._request_write, view) :]
+        except OSError:
+            raise LearnerAborted(self._how_it_ended(), fatal=False) from None
+
+
+class _Link:
+    """Pipes to a process that serves the learner's functions and that this one did not start.
+
+    That is the notebook's kernel, when its functions cannot be rebuilt in
+    a child (:func:`run_served`). It stops a call at the time limit itself
+    where it can (``{"event": "timeout"}``); this side waits that long plus
+    a grace period, then gives up on it.
+    """
+
+    def __init__(self, request_fd: int, reply_fd: int, budget: TimeBudget) -> None:
+        self.request_fd, self.reply_fd, self.budget = request_fd, reply_fd, budget
+        self.output, self.dropped, self.threads = bytearray(), 0, 0
+        self._reader = FrameReader()
+        self._pending: list[dict[str, Any]] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            write_message(self.request_fd, message)
+        except OSError:
+            raise LearnerAborted("the notebook's kernel stopped answering", fatal=True) from None
+
+    def receive(self) -> dict[str, Any]:
+        end = time.monotonic() + self.budget.remaining() + _GRACE_SECONDS
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.reply_fd, selectors.EVENT_READ)
+            while not self._pending:
+                left = end - time.monotonic()
+                start = time.monotonic()
+                if left <= 0 or not selector.select(timeout=left):
+                    raise LearnerAborted(self.budget.describe(), fatal=True)
+                self.budget.spend(time.monotonic() - start)
+                data = os.read(self.reply_fd, 1 << 20)
+                if not data:
+                    raise LearnerAborted("the notebook's kernel stopped answering", fatal=True)
+                try:
+                    self._pending += self._reader.feed(data)
+                except WireError as exc:
+                    raise LearnerAborted(
+                        f"sent the checker data it cannot read ({exc})", fatal=True
+                    ) from None
+        return self._pending.pop(0)
+
+    def close(self) -> None:
+        pass
+
+
+class _Session:
+    """The learner's functions in another process: a child restarted after a crash, or a link."""
+
+    def __init__(
+        self,
+        path: Path | None,
+        exercise: Exercise,
+        limits: Limits,
+        budget: TimeBudget,
+        link: _Link | None = None,
+    ) -> None:
+        self.path, self.limits, self.budget = path, limits, budget
+        self.names = [f.name for f in exercise.functions]
+        self.child: _Child | _Link | None = link
+        self.link = link
+        self.output = bytearray()
+        self.dropped = 0
+        self.threads = 0
+
+    def start(self) -> dict[str, Any]:
+        """Start the child and load the file; return what it defines.
+
+        Raises
+        ------
+        _LoadFailed
+            When the file raised or called ``sys.exit`` at top level.
+        LearnerAborted
+            When the child ended or ran out of time while loading.
+        """
+        assert self.path is not None
+        self.child = _Child(self.path, self.names, self.limits, self.budget)
+        try:
+            message = self.child.receive()
+        except WireError as exc:
+            self.stop()
+            raise LearnerAborted(
+                f"the process sent the checker data it cannot read ({exc})", fatal=True
+            ) from None
+        except LearnerAborted as aborted:
+            self.stop()
+            if aborted.fatal:
+                what = (
+                    f"still running after the {self.budget.seconds:g} s time limit while the file was loading"
+                )
+                raise LearnerAborted(f"{what} (an endless loop at top level?)", fatal=True) from None
+            raise LearnerAborted(
+                f"the process ended while the file was loading ({aborted.what})", fatal=True
+            ) from None
+        event = message.get("event")
+        if event == "load-error" and isinstance(message.get("message"), str):
+            self.stop()
+            raise _LoadFailed(safe_text(message["message"]))
+        functions = message.get("functions")
+        if event != "loaded" or not isinstance(functions, dict) or set(functions) != set(self.names):
+            self.stop()
+            raise LearnerAborted("the process sent the checker something it cannot read", fatal=True)
+        return functions
+
+    def stop(self) -> None:
+        """End the child (if any), keeping its output."""
+        if self.child is None or self.child is self.link:
+            return
+        self.child.close()
+        room = self.limits.output_bytes - len(self.output)
+        self.output += self.child.output[: max(room, 0)]
+        self.dropped += self.child.dropped + max(len(self.child.output) - max(room, 0), 0)
+        self.threads = max(self.threads, self.child.threads)
+        self.child = None
+
+    def call(self, name: str, args: tuple[Any, ...]) -> Any:
+        """Run ``name(*args)`` in the child; return its result as plain data."""
+        if self.child is None:
+            try:
+                self.start()
+            except _LoadFailed as failed:
+                raise LearnerAborted(f"the file could not be loaded again: {failed}", fatal=True) from None
+        assert self.child is not None
+        try:
+            self.child.send({"call": name, "args": encode_args(args)})
+            reply = self.child.receive()
+            return self._answer(reply, args)
+        except LearnerAborted as aborted:
+            self.stop()
+            if aborted.fatal:
+                raise
+            raise LearnerAborted(f"ended the process running it ({aborted.what})", fatal=False) from None
+        except WireError as exc:
+            self.stop()
+            what = f"sent the checker data it cannot read ({exc})"
+            raise LearnerAborted(what, fatal=self.link is not None) from None
+
+    def _answer(self, reply: dict[str, Any], args: tuple[Any, ...]) -> Any:
+        event = reply.get("event")
+        if event == "timeout" and len(reply) == 1:
+            self.budget.spend(self.budget.remaining())
+            raise LearnerAborted(self.budget.describe(), fatal=True)
+        if event == "raised":
+            types, message, where = reply.get("types"), reply.get("message"), reply.get("where")
+            if (
+                isinstance(types, list)
+                and all(isinstance(t, str) for t in types)
+                and isinstance(message, str)
+                and (where is None or isinstance(where, str))
+            ):
+                hint = ""
+                if "MemoryError" in types and self.limits.memory_mb:
+                    hint = f"the checker gives your code at most {self.limits.memory_mb} MiB of memory"
+                where_text = safe_text(where, 200) if where is not None else None
+                raise LearnerRaised(types[:20], safe_text(message), where_text, hint)
+        elif event == "returned" and isinstance(reply.get("args_after"), list):
+            after = reply["args_after"]
+            if len(after) != len(args):
+                raise WireError("args_after does not match the arguments")
+            for arg, new in zip(args, after, strict=True):
+                if isinstance(arg, np.ndarray) and isinstance(new, dict) and set(new) == {"array"}:
+                    changed = decode_array(new["array"])
+                    if changed.shape == arg.shape and arg.flags.writeable:
+                        np.copyto(arg, changed.astype(arg.dtype, copy=False))
+            return decode_value(reply.get("value"))
+        raise WireError(f"unexpected reply {safe_text(reply, 80)}")
+
+
+class _Remote(LearnerFunction):
+    """A learner's function that runs in the session's child process."""
+
+    def __init__(self, session: _Session, name: str) -> None:
+        self.session, self.name = session, name
+
+    def invoke(self, *args: Any) -> Any:
+        return self.session.call(self.name, args)
+
+
+def _notes(session: _Session, limits: Limits) -> tuple[str, ...]:
+    notes = []
+    if session.dropped:
+        notes.append(
+            f"your code printed {session.dropped} more bytes, not shown "
+            f"(the report keeps {limits.output_bytes})"
+        )
+    if session.threads:
+        threads = "1 thread" if session.threads == 1 else f"{session.threads} threads"
+        notes.append(
+            f"your code left {threads} running after the checks; the checker stopped the "
+            "process (a thread left running is not a failure)"
+        )
+    return tuple(notes)
+
+
+def _remote_namespace(session: _Session, functions: dict[str, Any]) -> dict[str, Any]:
+    """What the checks call: a :class:`_Remote` per function, a :class:`NotCallable` per value."""
+    namespace: dict[str, Any] = {}
+    for fn_name, state in functions.items():
+        kind = state.get("state") if isinstance(state, dict) else None
+        if kind == "function":
+            namespace[fn_name] = _Remote(session, fn_name)
+        elif kind == "value":
+            namespace[fn_name] = NotCallable(safe_text(state.get("type"), 80))
+    return namespace
+
+
+def run_served(
+    exercise: Exercise, functions: dict[str, Any], request_fd: int, reply_fd: int, limits: Limits = Limits()
+) -> Report:
+    """Check functions served by another process (``qkv.exercises.serve.serve``) over two pipes.
+
+    Parameters
+    ----------
+    exercise : Exercise
+        What to check.
+    functions : dict
+        What the serving process defines (``serve.describe_functions``).
+    request_fd, reply_fd : int
+        Pipes: calls go out through the first, answers come back through the second.
+    limits : Limits, optional
+        Only ``seconds`` applies: the serving process enforces it where it can.
+    """
+    budget = TimeBudget(limits.seconds)
+    session = _Session(None, exercise, limits, budget, link=_Link(request_fd, reply_fd, budget))
+    return run_exercise(exercise, _remote_namespace(session, functions))
+
+
+def run_file_detailed(
+    exercise: Exercise, path: str | os.PathLike[str], limits: Limits = Limits(), *, label: str | None = None
+) -> tuple[Report, bool]:
+    """Like :func:`run_file`; also say whether the file raised at top level."""
+    resolved = check_path(path)
+    require_posix()
+    name = label or resolved.name
+    source = "" if label is not None else os.fspath(path)
+    budget = TimeBudget(limits.seconds)
+    session = _Session(resolved, exercise, limits, budget)
+    n_checks = sum(
+        c.function not in {f.name for f in exercise.functions if f.optional} for c in exercise.checks
+    )
+    load_raised = False
+    try:
+        try:
+            functions = session.start()
+        except (_LoadFailed, LearnerAborted) as failed:
+            load_raised = isinstance(failed, _LoadFailed)
+            what = str(failed) if load_raised else failed.what  # type: ignore[union-attr]
+            result = CheckResult(
+                "", f"could not run {name}: {what}", "FAIL", (f"none of the {n_checks} checks ran",)
+            )
+            report = Report(exercise, (result,), source)
+        else:
+            report = run_exercise(exercise, _remote_namespace(session, functions), source)
+    finally:
+        session.stop()
+    output = bytes(session.output).decode("utf-8", errors="replace")
+    return Report(exercise, report.results, source, output, _notes(session, limits)), load_raised
+
+
+def run_file(
+    exercise: Exercise, path: str | os.PathLike[str], limits: Limits = Limits(), *, label: str | None = None
+) -> Report:
+    """Check the learner's file ``path`` with its code in a child process.
+
+    Parameters
+    ----------
+    exercise : Exercise
+        What to check.
+    path : str or path-like
+        The learner's ``.py`` file.
+    limits : Limits, optional
+        Time, memory and output limits.
+    label : str, optional
+        What to call the file in the report (no ``File:`` line then).
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no such file.
+    ValueError
+        If ``path`` is a notebook.
+    """
+    return run_file_detailed(exercise, path, limits, label=label)[0]

@@ -1,0 +1,13 @@
+"""Planted fault (attention-head): softmax is right; attention never returns."""
+
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def attention(Q, K, V, mask=None):
+    while True:
+        pass
