@@ -9,7 +9,8 @@ Small, readable NumPy implementations of the input side of a Transformer
 * ``qkv.multihead``: multi-head attention, with PyTorch's weight layout;
 * ``qkv.rotary``: rotary position embedding (RoPE), rotating queries and keys;
 * ``qkv.alibi``: ALiBi, per-head linear distance penalties on the scores;
-* ``qkv.training``: learning one head's W_query, W_key, W_value by gradient descent;
+* ``qkv.training``: learning one head's W_query, W_key, W_value (or several heads
+  and W_O) by gradient descent;
 * ``qkv.toy``: the curriculum's small, labelled example data;
 * ``qkv.sql``: one attention head as SQL on SQLite, PostgreSQL or DuckDB.
 
@@ -48,7 +49,11 @@ from qkv.training import (
     bank_sense_task,
     init_projections,
     mse_loss,
+    multi_head_forward,
+    noun_and_verb_task,
+    packed_weights,
     train,
+    train_heads,
 )
 
 __version__ = "0.1.0"
@@ -88,4 +93,8 @@ __all__ = [
     "init_projections",
     "bank_sense_task",
     "train",
+    "noun_and_verb_task",
+    "multi_head_forward",
+    "packed_weights",
+    "train_heads",
 ]

@@ -51,6 +51,11 @@ __all__ = [
     "bank_sense_task",
     "TrainResult",
     "train",
+    "noun_and_verb_task",
+    "MultiHeadTrainResult",
+    "multi_head_forward",
+    "packed_weights",
+    "train_heads",
 ]
 
 
@@ -392,6 +397,34 @@ class TrainResult(NamedTuple):
     losses: np.ndarray  # (steps + 1,): losses[0] at the random start, losses[-1] at the end
 
 
+def _check_training_inputs(
+    x: Any, rows: Any, targets: Any, steps: Any, learning_rate: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
+    """Validate a training run's data and schedule (shared by ``train`` and ``train_heads``)."""
+    x = as_finite_float_array(x, "x")
+    check_ndim(x, "x", 3, "(N, L, d_model)")
+    n_sentences, length, d_model = x.shape
+    if n_sentences == 0 or length == 0 or d_model == 0:
+        raise ValueError(f"x must have shape (N, L, d_model) with no zero dimension, got {x.shape}")
+    rows_arr = np.asarray(rows)
+    if rows_arr.dtype.kind not in "iu":
+        raise TypeError(f"rows must be integers (positions), got an array of dtype {rows_arr.dtype}")
+    if rows_arr.shape != (n_sentences,):
+        raise ValueError(f"rows must have shape (N,) = ({n_sentences},), got shape {rows_arr.shape}")
+    if np.any((rows_arr < 0) | (rows_arr >= length)):
+        raise ValueError(f"rows must be positions in 0 .. {length - 1} (L={length}), got {rows_arr.tolist()}")
+    targets = as_finite_float_array(targets, "targets")
+    check_ndim(targets, "targets", 2, "(N, d_v)")
+    if targets.shape[0] != n_sentences or targets.shape[1] == 0:
+        raise ValueError(f"targets must have shape (N, d_v) with N={n_sentences}, got shape {targets.shape}")
+    steps = check_positive_int(steps, "steps")
+    check_array_bytes((steps + 1,), np.float64, f"steps={steps} (one loss per step)")
+    learning_rate = check_real_number(learning_rate, "learning_rate")
+    if learning_rate <= 0:
+        raise ValueError(f"learning_rate must be positive, got {learning_rate}")
+    return x, rows_arr, targets, steps, learning_rate
+
+
 def train(
     x: Any,
     rows: Any,
@@ -444,28 +477,11 @@ def train(
     >>> round(float(result.losses[0]), 4), round(float(result.losses[-1]), 6)
     (0.4584, 0.000113)
     """
-    x = as_finite_float_array(x, "x")
-    check_ndim(x, "x", 3, "(N, L, d_model)")
-    n_sentences, length, d_model = x.shape
-    if n_sentences == 0 or length == 0 or d_model == 0:
-        raise ValueError(f"x must have shape (N, L, d_model) with no zero dimension, got {x.shape}")
-    rows_arr = np.asarray(rows)
-    if rows_arr.dtype.kind not in "iu":
-        raise TypeError(f"rows must be integers (positions), got an array of dtype {rows_arr.dtype}")
-    if rows_arr.shape != (n_sentences,):
-        raise ValueError(f"rows must have shape (N,) = ({n_sentences},), got shape {rows_arr.shape}")
-    if np.any((rows_arr < 0) | (rows_arr >= length)):
-        raise ValueError(f"rows must be positions in 0 .. {length - 1} (L={length}), got {rows_arr.tolist()}")
-    targets = as_finite_float_array(targets, "targets")
-    check_ndim(targets, "targets", 2, "(N, d_v)")
-    if targets.shape[0] != n_sentences or targets.shape[1] == 0:
-        raise ValueError(f"targets must have shape (N, d_v) with N={n_sentences}, got shape {targets.shape}")
-    steps = check_positive_int(steps, "steps")
-    check_array_bytes((steps + 1,), np.float64, f"steps={steps} (one loss per step)")
-    learning_rate = check_real_number(learning_rate, "learning_rate")
-    if learning_rate <= 0:
-        raise ValueError(f"learning_rate must be positive, got {learning_rate}")
-
+    x, rows_arr, targets, steps, learning_rate = _check_training_inputs(
+        x, rows, targets, steps, learning_rate
+    )
+    d_model = x.shape[-1]
+    n_sentences = x.shape[0]
     w_query, w_key, w_value = init_projections(d_model, d_k, targets.shape[1], seed=seed)
     sentence = np.arange(n_sentences)
     losses = []
@@ -482,3 +498,246 @@ def train(
         w_key = w_key - learning_rate * d_w_key
         w_value = w_value - learning_rate * d_w_value
     return TrainResult(w_query, w_key, w_value, np.array(losses))
+
+
+# --- Several heads: split, attend, concatenate, mix with W_O, learned together ---
+
+# Target for bank's output row in noun_and_verb_task: which noun (money, river),
+# then which verb (grows, flows). One row needs two different words.
+_NOUN = {"money": (1.0, 0.0), "river": (0.0, 1.0)}
+_VERB = {"grows": (1.0, 0.0), "flows": (0.0, 1.0)}
+
+
+def noun_and_verb_task() -> BankSenseTask:
+    """A toy task that needs two heads: bank's row must name its noun *and* its verb.
+
+    The four sentences of :func:`bank_sense_task`; the target for bank's
+    output row is ``[money, river, grows, flows]`` as 0/1 flags, e.g.
+    ``[1, 0, 0, 1]`` for "money bank flows". One head has one row of weights
+    for bank, so it cannot look fully at the noun and fully at the verb at
+    once; two heads can each take one.
+
+    Returns
+    -------
+    BankSenseTask
+        ``sentences`` (4 tuples), ``x`` of shape (4, 3, 4), ``rows`` (all 1)
+        and ``targets`` of shape (4, 4).
+
+    Examples
+    --------
+    >>> from qkv.training import noun_and_verb_task
+    >>> task = noun_and_verb_task()
+    >>> task.sentences[1], task.targets[1].tolist()
+    (('money', 'bank', 'flows'), [1.0, 0.0, 0.0, 1.0])
+    """
+    sense = bank_sense_task()
+    targets = np.array([_NOUN[words[0]] + _VERB[words[2]] for words in sense.sentences])
+    return BankSenseTask(sense.sentences, sense.x, sense.rows, targets)
+
+
+class MultiHeadTrainResult(NamedTuple):
+    """Learned heads, the output matrix and the loss before each step (and after the last).
+
+    ``heads[h]`` is ``(w_query, w_key, w_value)`` of head ``h``, each of
+    shape (d_model, d_head); ``w_out`` is (num_heads * d_head, d_v).
+    """
+
+    heads: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]
+    w_out: np.ndarray
+    losses: np.ndarray
+
+
+def multi_head_forward(
+    x: Any, heads: Any, w_out: Any
+) -> tuple[np.ndarray, tuple[ForwardCache, ...], np.ndarray]:
+    """Several heads side by side: attend in each, concatenate, multiply by ``w_out``.
+
+    Row-vector convention, like :func:`attention_forward`:
+    ``output = concat(head_0, ..., head_{h-1}) @ w_out``. This is
+    :func:`qkv.multi_head_attention` without biases, with its weights
+    unpacked per head (see :func:`packed_weights`).
+
+    Parameters
+    ----------
+    x : array_like, shape (..., L, d_model)
+    heads : sequence of (w_query, w_key, w_value)
+        One triple per head, each matrix of shape (d_model, d_head).
+    w_out : array_like, shape (num_heads * d_head, d_out)
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (..., L, d_out)
+    caches : tuple of ForwardCache
+        One per head, for :func:`attention_backward`.
+    concat : numpy.ndarray, shape (..., L, num_heads * d_head)
+        The heads' outputs side by side, before ``w_out``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a head that is not a triple, or matrices of the wrong shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from qkv import toy
+    >>> from qkv.training import multi_head_forward
+    >>> x = toy.bank_sentence(["money", "bank", "grows"])   # (3, 4)
+    >>> eye = np.eye(4)
+    >>> heads = [(eye[:, :2], eye[:, :2], eye[:, :2]), (eye[:, 2:], eye[:, 2:], eye[:, 2:])]
+    >>> out, caches, concat = multi_head_forward(x, heads, eye)
+    >>> out.shape, concat.shape, len(caches)
+    ((3, 4), (3, 4), 2)
+    """
+    heads = _check_heads(heads)
+    caches = []
+    for w_query, w_key, w_value in heads:
+        _, cache = attention_forward(x, w_query, w_key, w_value)  # (..., L, d_head)
+        caches.append(cache)
+    concat = np.concatenate([c.output for c in caches], axis=-1)  # (..., L, h * d_head)
+    w_out = as_finite_float_array(w_out, "w_out")
+    check_ndim(w_out, "w_out", 2, "(num_heads * d_head, d_out)")
+    if w_out.shape[0] != concat.shape[-1]:
+        raise ValueError(
+            f"w_out must have num_heads * d_head = {concat.shape[-1]} rows (the heads' outputs "
+            f"side by side), got shape {w_out.shape}"
+        )
+    return concat @ w_out, tuple(caches), concat  # (..., L, h * d_head) @ (h * d_head, d_out)
+
+
+def _check_heads(heads: Any) -> list[tuple[Any, Any, Any]]:
+    try:
+        heads = list(heads)
+    except TypeError:
+        raise TypeError(f"heads must be a sequence of (w_query, w_key, w_value), got {type(heads).__name__}") from None
+    if not heads:
+        raise ValueError("heads must hold at least one (w_query, w_key, w_value)")
+    for h, head in enumerate(heads):
+        if not isinstance(head, (tuple, list)) or len(head) != 3:
+            raise TypeError(f"heads[{h}] must be a triple (w_query, w_key, w_value)")
+    return heads
+
+
+def packed_weights(result: MultiHeadTrainResult) -> tuple[np.ndarray, np.ndarray]:
+    """The learned heads as ``(in_proj_weight, out_proj_weight)`` of :func:`qkv.multi_head_attention`.
+
+    Head ``h``'s ``w_query`` (d_model, d_head) fills rows ``h * d_head ..``
+    of the packed ``W_q`` after a transpose (PyTorch's ``x @ W.T``
+    orientation), likewise for ``W_k``, ``W_v``; ``out_proj_weight`` is
+    ``w_out.T``. Needs ``num_heads * d_head == d_model == d_out``.
+
+    Raises
+    ------
+    TypeError
+        If ``result`` is not a ``MultiHeadTrainResult``.
+    ValueError
+        If the widths do not fit ``multi_head_attention``'s square layout.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from qkv import multi_head_attention
+    >>> from qkv.training import multi_head_forward, noun_and_verb_task, packed_weights, train_heads
+    >>> task = noun_and_verb_task()
+    >>> result = train_heads(task.x, task.rows, task.targets, steps=5)
+    >>> in_proj, out_proj = packed_weights(result)
+    >>> in_proj.shape, out_proj.shape
+    ((12, 4), (4, 4))
+    >>> ours, _, _ = multi_head_forward(task.x, result.heads, result.w_out)
+    >>> theirs, _ = multi_head_attention(task.x, task.x, task.x, 2, in_proj, out_proj)
+    >>> bool(np.allclose(ours, theirs, atol=1e-12))
+    True
+    """
+    if not isinstance(result, MultiHeadTrainResult):
+        raise TypeError(f"result must be the MultiHeadTrainResult of train_heads, got {type(result).__name__}")
+    d_model = result.heads[0][0].shape[0]
+    width = sum(w_query.shape[1] for w_query, _, _ in result.heads)
+    if not width == d_model == result.w_out.shape[1]:
+        raise ValueError(
+            f"multi_head_attention needs num_heads * d_head == d_model == d_out, got "
+            f"{width}, {d_model} and {result.w_out.shape[1]}"
+        )
+    # (E, h * d_head).T -> (E, E): row block h holds head h, as torch packs it
+    stacked = [np.concatenate([head[m] for head in result.heads], axis=1).T for m in range(3)]
+    return np.concatenate(stacked, axis=0), result.w_out.T.copy()  # (3E, E), (E, E)
+
+
+def train_heads(
+    x: Any,
+    rows: Any,
+    targets: Any,
+    *,
+    num_heads: int = 2,
+    d_head: int = 2,
+    steps: int = 1000,
+    learning_rate: float = 1.0,
+    seed: int = 0,
+) -> MultiHeadTrainResult:
+    """Learn several heads and their output matrix ``W_O`` together, by gradient descent.
+
+    Like :func:`train`, with ``num_heads`` heads of width ``d_head`` whose
+    outputs are concatenated and multiplied by ``w_out``. The backward pass
+    goes through ``w_out`` (``d_concat = d_out @ w_out.T``,
+    ``d_w_out = concat.T @ d_out``) and then through each head with
+    :func:`attention_backward` on that head's slice of ``d_concat``.
+    Head ``h`` starts from ``init_projections(d_model, d_head, d_head,
+    seed=seed + h)``; ``w_out`` from a normal distribution (standard
+    deviation 0.3) seeded with ``seed + num_heads``.
+
+    Parameters
+    ----------
+    x : array_like, shape (N, L, d_model)
+    rows : array_like of int, shape (N,)
+        Which output row of each sentence is scored.
+    targets : array_like, shape (N, d_out)
+    num_heads, d_head : int, default 2
+    steps : int, default 1000
+    learning_rate : float, default 1.0
+    seed : int, default 0
+
+    Returns
+    -------
+    MultiHeadTrainResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        For inputs of the wrong type or shape; the message names the argument.
+
+    Examples
+    --------
+    >>> from qkv.training import noun_and_verb_task, train_heads
+    >>> task = noun_and_verb_task()
+    >>> result = train_heads(task.x, task.rows, task.targets, seed=0)
+    >>> len(result.heads), result.w_out.shape
+    (2, (4, 4))
+    >>> bool(result.losses[-1] < 0.001 * result.losses[0])
+    True
+    """
+    x, rows_arr, targets, steps, learning_rate = _check_training_inputs(
+        x, rows, targets, steps, learning_rate
+    )
+    num_heads = check_positive_int(num_heads, "num_heads")
+    d_head = check_positive_int(d_head, "d_head")
+    seed = check_seed(seed, allow_none=False)
+    d_model, d_out = x.shape[-1], targets.shape[1]
+    heads = [list(init_projections(d_model, d_head, d_head, seed=seed + h)) for h in range(num_heads)]
+    w_out = np.random.default_rng(seed + num_heads).normal(scale=0.3, size=(num_heads * d_head, d_out))
+    sentence = np.arange(x.shape[0])
+    losses = []
+    for _ in range(steps + 1):
+        output, caches, concat = multi_head_forward(x, heads, w_out)  # (N, L, d_out)
+        loss, d_scored = mse_loss(output[sentence, rows_arr], targets)  # (N, d_out)
+        losses.append(loss)
+        if len(losses) > steps:
+            break  # the last pass only measures the final loss
+        d_output = np.zeros_like(output)
+        d_output[sentence, rows_arr] = d_scored
+        # output = concat @ w_out, summed over sentences and rows
+        d_w_out = concat.reshape(-1, concat.shape[-1]).T @ d_output.reshape(-1, d_out)
+        d_concat = d_output @ w_out.T  # (N, L, d_out) @ (d_out, h * d_head) -> (N, L, h * d_head)
+        for h, cache in enumerate(caches):
+            grads = attention_backward(cache, d_concat[..., h * d_head : (h + 1) * d_head])
+            heads[h] = [w - learning_rate * g for w, g in zip(heads[h], grads)]
+        w_out = w_out - learning_rate * d_w_out
+    return MultiHeadTrainResult(tuple(tuple(head) for head in heads), w_out, np.array(losses))
