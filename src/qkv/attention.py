@@ -45,6 +45,7 @@ from qkv._checks import (
     as_finite_float_array,
     as_float_array,
     check_array_bytes,
+    check_finite,
     check_min_ndim,
     check_ndim,
     check_positive_int,
@@ -242,16 +243,24 @@ def scaled_dot_product_attention(
     return _attend(q, k, v, additive_mask, scale)
 
 
-def _check_attention_inputs(query: Any, key: Any, value: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _check_attention_inputs(
+    query: Any, key: Any, value: Any, *, keep_float32: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate query, key and value as ``scaled_dot_product_attention`` documents.
 
     Returns float64 arrays: query (..., L_q, d_k), key (..., L_k, d_k), value
-    (..., L_k, d_v) with batch dimensions that broadcast. One home for these
-    checks: ``qkv.streaming`` and ``qkv.kv_cache`` use them too.
+    (..., L_k, d_v) with batch dimensions that broadcast; with
+    ``keep_float32``, three float32 arrays come back as they are (no copy).
+    One home for these checks: ``qkv.streaming`` uses them too.
     """
-    q = as_finite_float_array(query, "query")
-    k = as_finite_float_array(key, "key")
-    v = as_finite_float_array(value, "value")
+    if keep_float32 and all(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in (query, key, value)):
+        q, k, v = query, key, value
+        for arr, name in ((q, "query"), (k, "key"), (v, "value")):
+            check_finite(arr, name)
+    else:
+        q = as_finite_float_array(query, "query")
+        k = as_finite_float_array(key, "key")
+        v = as_finite_float_array(value, "value")
     check_min_ndim(q, "query", 2, "(..., L_q, d_k)")
     check_min_ndim(k, "key", 2, "(..., L_k, d_k)")
     check_min_ndim(v, "value", 2, "(..., L_k, d_v)")

@@ -104,17 +104,10 @@ def streaming_attention(
         raise ValueError(f"block_size must be at least 1 (keys read per step), got {block_size}")
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"causal must be True or False, got {causal!r} of type {type(causal).__name__}")
-    dtype = _common_dtype(query, key, value)
-    q, k, v = _check_attention_inputs(query, key, value)
+    # float32 inputs stay float32 (no float64 copies of a long sequence).
+    q, k, v = _check_attention_inputs(query, key, value, keep_float32=True)
     scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else check_real_number(scale, "scale")
-    q, k, v = (a.astype(dtype, copy=False) for a in (q, k, v))
     return _stream(q, k, v, block_size, bool(causal), scale)
-
-
-def _common_dtype(*arrays: Any) -> type:
-    """float32 when every input already is float32, else float64."""
-    kinds = [getattr(a, "dtype", None) for a in arrays]
-    return np.float32 if all(k == np.float32 for k in kinds) else np.float64
 
 
 def _key_blocks(q_start: int, q_stop: int, len_k: int, block_size: int, causal: bool) -> list[tuple[int, int]]:
