@@ -12,7 +12,7 @@ BLAS and for PyTorch) it times, median of 5 after one warm-up:
 * ``qkv.streaming_attention``: key blocks with a running max and sum;
 * ``torch.nn.functional.scaled_dot_product_attention`` on the CPU.
 
-Peak extra memory is the growth of the process's peak RSS during one call,
+Peak extra memory is the growth of the process's peak RSS (VmHWM) during one call,
 each (contender, L) in a fresh interpreter, so every contender is measured
 the same way (tracemalloc cannot see PyTorch's allocator). Then:
 
@@ -90,20 +90,27 @@ def median_ms(fn, repeats: int = 5) -> float:
     return statistics.median(samples)
 
 
+# The child reads VmHWM (peak RSS of its own address space) from /proc: unlike
+# getrusage's ru_maxrss, it does not start at the parent's peak after fork + exec.
 _RSS_CHILD = """
-import os, resource, sys
+import os, sys
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = sys.argv[3]
 sys.path.insert(0, sys.argv[4])
 import attention as bench
 import torch
 torch.set_num_threads(int(sys.argv[3]))
+
+def peak_kib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+
 q, k, v = bench.inputs(int(sys.argv[2]))
 bench.run(sys.argv[1], q[:8], k[:8], v[:8])  # load code paths before the baseline
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_kib()
 bench.run(sys.argv[1], q, k, v)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print((after - before) / 1024)  # ru_maxrss is in KiB on Linux
+print((peak_kib() - before) / 1024)
 """
 
 
