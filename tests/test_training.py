@@ -262,6 +262,40 @@ def test_mse_loss_value():
     assert grad.tolist() == [[0.0, 2.0]]
 
 
+@pytest.mark.parametrize("scale", [1.0, 0.25, 3.0])
+def test_backward_with_a_scale_matches_torch_autograd(scale):
+    """attention_forward(..., scale=s): the backward pass uses the cached scale."""
+    torch = _require_torch()
+    x, w, d_output = _problem(5, batch=(2,), length=4, d_model=5, d_k=3, d_v=2)
+    output, cache = attention_forward(x, *w, scale=scale)
+    assert cache.scale == scale
+    ours = attention_backward(cache, d_output)
+
+    tx = torch.from_numpy(x)
+    tw = [torch.from_numpy(m.copy()).requires_grad_(True) for m in w]
+    q, k, v = tx @ tw[0], tx @ tw[1], tx @ tw[2]
+    weights = torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1)
+    reference = weights @ v
+    np.testing.assert_allclose(output, reference.detach().numpy(), rtol=1e-12, atol=1e-12)
+    reference.backward(torch.from_numpy(d_output))
+    difference = max(float(np.max(np.abs(a - t.grad.numpy()))) for a, t in zip(ours, tw))
+    assert difference < 1e-10, f"max absolute difference vs torch autograd: {difference:.3e}"
+
+
+def test_identity_input_gives_the_gradient_of_the_queries():
+    """With x = I, Q = W_Q, so d W_Q is dQ (the chapter 5 measurement relies on it)."""
+    rng = np.random.default_rng(7)
+    q, k, v, d_output = rng.normal(size=(4, 5, 3))
+    _, cache = attention_forward(np.eye(5), q, k, v, scale=1.0)
+    d_q, _, _ = attention_backward(cache, d_output)
+
+    def loss_of(matrices):
+        return float(np.sum(attention_forward(np.eye(5), *matrices, scale=1.0)[0] * d_output))
+
+    numeric = _numeric_gradients(loss_of, [q.copy(), k.copy(), v.copy()])[0]
+    np.testing.assert_allclose(d_q, numeric, rtol=1e-6, atol=1e-8)
+
+
 # --- bad inputs ----------------------------------------------------------------
 
 W4 = np.eye(4)
@@ -282,6 +316,19 @@ W4 = np.eye(4)
 def test_forward_rejects_bad_inputs(args, error, pattern):
     with pytest.raises(error, match=pattern):
         attention_forward(*args)
+
+
+@pytest.mark.parametrize(
+    "scale, error, pattern",
+    [
+        ("1", TypeError, r"scale must be a real number, got '1' of type str"),
+        (True, TypeError, r"scale must be a real number, got True of type bool"),
+        (float("inf"), ValueError, r"scale must be finite, got inf"),
+    ],
+)
+def test_forward_rejects_a_bad_scale(scale, error, pattern):
+    with pytest.raises(error, match=pattern):
+        attention_forward(np.ones((3, 4)), W4, W4, W4, scale=scale)
 
 
 def test_backward_rejects_bad_inputs():

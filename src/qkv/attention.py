@@ -4,7 +4,8 @@ The whole mechanism is one line, ``softmax(Q @ K.T / sqrt(d_k)) @ V``:
 
 1. score every query against every key (dot products),
 2. scale by ``1 / sqrt(d_k)`` so the scores' spread does not grow with
-   ``d_k`` (unscaled, softmax saturates and its gradient vanishes),
+   ``d_k`` (unscaled, softmax saturates and the gradients become uneven:
+   large for some queries, near zero for others; chapter 5 measures it),
 3. softmax each row into weights that sum to 1,
 4. blend the value rows with those weights.
 

@@ -82,7 +82,7 @@ def _projection(w: Any, name: str, d_model: int, shape_text: str) -> np.ndarray:
 
 
 def attention_forward(
-    x: Any, w_query: Any, w_key: Any, w_value: Any
+    x: Any, w_query: Any, w_key: Any, w_value: Any, *, scale: float | None = None
 ) -> tuple[np.ndarray, ForwardCache]:
     """One attention head, forward, keeping what the backward pass needs.
 
@@ -94,20 +94,24 @@ def attention_forward(
         Query and key projections.
     w_value : array_like, shape (d_model, d_v)
         Value projection.
+    scale : float, optional
+        Multiplies the scores; defaults to ``1 / sqrt(d_k)``, the paper's.
+        ``scale=1.0`` gives the unscaled head (``attention_backward`` uses
+        the scale kept in the cache).
 
     Returns
     -------
     output : numpy.ndarray, shape (..., L, d_v)
-        ``softmax(Q K^T / sqrt(d_k)) V``, the same as ``qkv.self_attention``.
+        ``softmax(Q K^T * scale) V``, the same as ``qkv.self_attention``.
     cache : ForwardCache
         The input, Q, K, V, the attention weights, the output and the scale.
 
     Raises
     ------
     TypeError
-        If an input is not numeric.
+        If an input is not numeric, or ``scale`` is not a real number.
     ValueError
-        If an input holds NaN/inf or has the wrong shape (the message names
+        If an input or ``scale`` holds NaN/inf, an input has the wrong shape (the message names
         the argument and the expected shape), the (..., L, L) scores would
         exceed ``qkv._checks.MAX_ARRAY_BYTES``, or a projection, a score or
         the output overflows float64 (the message names ``x`` and the
@@ -129,6 +133,9 @@ def attention_forward(
     [0.6652, 0.09, 0.2447]
     >>> out[1].round(4).tolist()
     [1.5752, 0.0, 0.1801, 0.2447]
+    >>> _, unscaled = attention_forward(x, toy.W_QUERY, toy.W_KEY, toy.W_VALUE, scale=1.0)
+    >>> unscaled.weights[1].round(4).tolist()
+    [0.8668, 0.0159, 0.1173]
     """
     x = as_finite_float_array(x, "x")
     check_min_ndim(x, "x", 2, "(..., L, d_model)")
@@ -141,7 +148,10 @@ def attention_forward(
             "w_query and w_key must have the same number of columns d_k, got "
             f"{w_query.shape} and {w_key.shape}"
         )
-    scale = 1.0 / np.sqrt(w_query.shape[1])
+    if scale is None:
+        scale = 1.0 / np.sqrt(w_query.shape[1])
+    else:
+        scale = check_real_number(scale, "scale")
     query = _project(x, w_query, "w_query")  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
     key = _project(x, w_key, "w_key")  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
     value = _project(x, w_value, "w_value")  # (..., L, d_model) @ (d_model, d_v) -> (..., L, d_v)
