@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test bench bench-sql lock clean chapter
+.PHONY: install serve build test bench bench-sql bench-attention lock clean chapter
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,12 @@ bench: $(STAMP)
 # benchmarks/results/sql-attention.json (run it on a quiet machine).
 bench-sql: $(STAMP)
 	$(PY) benchmarks/sql_attention.py
+
+# Attention at scale: qkv's naive and streaming attention against PyTorch's
+# CPU SDPA for L = 512 .. 8192, L = 65,536 streamed, KV-cache decoding; prints
+# tables and writes benchmarks/results/attention.json (run it on a quiet machine).
+bench-attention: $(STAMP)
+	$(PY) benchmarks/attention.py
 
 # Regenerate the constraints (the lock) from the current environment.
 # PyTorch is left out: .ci/run pins it (the CPU build) on its own.

@@ -6,6 +6,8 @@ Small, readable NumPy implementations of the input side of a Transformer
 * ``qkv.embeddings``: token ids -> vectors (a table lookup);
 * ``qkv.positional``: sinusoidal and learned position vectors;
 * ``qkv.attention``: softmax, scaled dot-product attention, masks;
+* ``qkv.streaming``: the same attention over key blocks (online softmax), never the full score matrix;
+* ``qkv.kv_cache``: ``KVCache``, keys and values of earlier tokens for decoding;
 * ``qkv.multihead``: multi-head attention, with PyTorch's weight layout;
 * ``qkv.rotary``: rotary position embedding (RoPE), rotating queries and keys;
 * ``qkv.alibi``: ALiBi, per-head linear distance penalties on the scores;
@@ -33,6 +35,7 @@ from qkv.embeddings import (
     nearest_neighbours,
     one_hot,
 )
+from qkv.kv_cache import KVCache
 from qkv.multihead import multi_head_attention
 from qkv.positional import (
     learned_positional_table,
@@ -43,6 +46,7 @@ from qkv.positional import (
     sinusoidal_encoding,
 )
 from qkv.rotary import rotary_encoding
+from qkv.streaming import streaming_attention
 from qkv.training import (
     attention_backward,
     attention_forward,
@@ -80,6 +84,9 @@ __all__ = [
     "scaled_dot_product_attention",
     "causal_mask",
     "self_attention",
+    # at scale
+    "streaming_attention",
+    "KVCache",
     # multi-head
     "multi_head_attention",
     # relative positions

@@ -46,6 +46,7 @@ from qkv._checks import (
     as_finite_float_array,
     as_float_array,
     check_array_bytes,
+    check_finite,
     check_min_ndim,
     check_ndim,
     check_positive_int,
@@ -233,9 +234,34 @@ def scaled_dot_product_attention(
     index (0, 0) (|score| > 1.8e308, or inf - inf inside a dot product), so their
     softmax cannot be computed: make query, key or scale smaller
     """
-    q = as_finite_float_array(query, "query")
-    k = as_finite_float_array(key, "key")
-    v = as_finite_float_array(value, "value")
+    q, k, v = _check_attention_inputs(query, key, value)
+    if scale is None:
+        scale = 1.0 / np.sqrt(q.shape[-1])
+    else:
+        scale = check_real_number(scale, "scale")
+    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    additive_mask = None if mask is None else _check_mask(mask, scores_shape)
+    return _attend(q, k, v, additive_mask, scale)
+
+
+def _check_attention_inputs(
+    query: Any, key: Any, value: Any, *, keep_float32: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate query, key and value as ``scaled_dot_product_attention`` documents.
+
+    Returns float64 arrays: query (..., L_q, d_k), key (..., L_k, d_k), value
+    (..., L_k, d_v) with batch dimensions that broadcast; with
+    ``keep_float32``, three float32 arrays come back as they are (no copy).
+    One home for these checks: ``qkv.streaming`` uses them too.
+    """
+    if keep_float32 and all(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in (query, key, value)):
+        q, k, v = query, key, value
+        for arr, name in ((q, "query"), (k, "key"), (v, "value")):
+            check_finite(arr, name)
+    else:
+        q = as_finite_float_array(query, "query")
+        k = as_finite_float_array(key, "key")
+        v = as_finite_float_array(value, "value")
     check_min_ndim(q, "query", 2, "(..., L_q, d_k)")
     check_min_ndim(k, "key", 2, "(..., L_k, d_k)")
     check_min_ndim(v, "value", 2, "(..., L_k, d_v)")
@@ -258,13 +284,7 @@ def scaled_dot_product_attention(
             f"batch dimensions do not broadcast: query {q.shape}, key {k.shape}, "
             f"value {v.shape} (only the dimensions before the last two must broadcast)"
         ) from None
-    if scale is None:
-        scale = 1.0 / np.sqrt(q.shape[-1])
-    else:
-        scale = check_real_number(scale, "scale")
-    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
-    additive_mask = None if mask is None else _check_mask(mask, scores_shape)
-    return _attend(q, k, v, additive_mask, scale)
+    return q, k, v
 
 
 def _first_index(bad: np.ndarray) -> tuple[int, ...]:

@@ -1,0 +1,274 @@
+"""Attention at scale: time and memory of three implementations as L grows.
+
+Not a test (timings vary from run to run): a benchmark that prints tables and
+writes the result file the "Attention at scale" chapter draws its figure
+from. Run it with ``make bench-attention`` on a quiet machine.
+
+For L in 512 .. 8192 (d = 64, float32, the same thread count for NumPy's
+BLAS and for PyTorch) it times, median of 5 after one warm-up:
+
+* ``qkv.scaled_dot_product_attention``: the materialised (L, L) scores
+  (computed in float64, as the library does);
+* ``qkv.streaming_attention``: key blocks with a running max and sum;
+* ``torch.nn.functional.scaled_dot_product_attention`` on the CPU.
+
+Peak extra memory is the growth of the process's peak RSS (VmHWM) during one call,
+each (contender, L) in a fresh interpreter, so every contender is measured
+the same way (tracemalloc cannot see PyTorch's allocator). Then:
+
+* ``streaming_attention`` at L = 65,536: time, and its tracemalloc peak;
+* what bounds this machine: float32 matmul GFLOP/s and exp throughput,
+  measured here, and each contender's time over that lower bound
+  (4 L^2 d flops and L^2 exps);
+* KV-cache decoding of 2,048 tokens against recomputing causal attention
+  over the whole prefix at every step: time per token and the ratio.
+
+Options: ``--sizes 512,1024`` ``--threads 2`` ``--quick`` (small sizes, for a
+smoke run) ``--out PATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+# Thread counts must be fixed before NumPy (OpenBLAS) is imported.
+_THREADS = "2"
+for _i, _arg in enumerate(sys.argv):
+    if _arg == "--threads" and _i + 1 < len(sys.argv):
+        _THREADS = sys.argv[_i + 1]
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = _THREADS
+
+import datetime  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import qkv  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULT = ROOT / "benchmarks" / "results" / "attention.json"
+D = 64
+SIZES = (512, 1024, 2048, 4096, 8192)
+BIG = 65_536
+DECODE = 2_048
+CONTENDERS = ("qkv naive", "qkv streaming", "torch SDPA")
+
+
+def inputs(length: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal((length, D), dtype=np.float32) for _ in range(3))
+
+
+def run(contender: str, q, k, v):
+    if contender == "qkv naive":
+        return qkv.scaled_dot_product_attention(q, k, v)[0]
+    if contender == "qkv streaming":
+        return qkv.streaming_attention(q, k, v)
+    import torch
+
+    with torch.no_grad():
+        t = [torch.from_numpy(a) for a in (q, k, v)]
+        return torch.nn.functional.scaled_dot_product_attention(*t).numpy()
+
+
+def median_ms(fn, repeats: int = 5) -> float:
+    fn()  # warm-up
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(samples)
+
+
+# The child reads VmHWM (peak RSS of its own address space) from /proc: unlike
+# getrusage's ru_maxrss, it does not start at the parent's peak after fork + exec.
+_RSS_CHILD = """
+import os, sys
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = sys.argv[3]
+sys.path.insert(0, sys.argv[4])
+import attention as bench
+import torch
+torch.set_num_threads(int(sys.argv[3]))
+
+def peak_kib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+
+q, k, v = bench.inputs(int(sys.argv[2]))
+bench.run(sys.argv[1], q[:8], k[:8], v[:8])  # load code paths before the baseline
+before = peak_kib()
+bench.run(sys.argv[1], q, k, v)
+print((peak_kib() - before) / 1024)
+"""
+
+
+def peak_rss_mib(contender: str, length: int, threads: int) -> float:
+    out = subprocess.run(
+        [sys.executable, "-c", _RSS_CHILD, contender, str(length), str(threads), str(Path(__file__).parent)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(out.stdout.strip())
+
+
+def machine_bounds() -> dict:
+    """float32 matmul rate (GFLOP/s) and exp rate (G exp/s) of this machine."""
+    a, b = inputs(4096)[:2]
+    matmul_ms = median_ms(lambda: a @ b.T)  # (4096, 64) @ (64, 4096)
+    x = np.random.default_rng(1).standard_normal((4096, 4096), dtype=np.float32)
+    exp_ms = median_ms(lambda: np.exp(x, out=np.empty_like(x)))
+    return {
+        "matmul_gflops": 2 * 4096 * 4096 * D / (matmul_ms * 1e-3) / 1e9,
+        "exp_per_second_g": 4096 * 4096 / (exp_ms * 1e-3) / 1e9,
+    }
+
+
+def lower_bound_ms(length: int, bounds: dict) -> float:
+    flops = 4 * length * length * D  # scores and weights @ V
+    exps = length * length
+    return (flops / (bounds["matmul_gflops"] * 1e9) + exps / (bounds["exp_per_second_g"] * 1e9)) * 1e3
+
+
+def decode_times(length: int) -> dict:
+    """ms per token: KV cache vs recomputing causal attention over the prefix."""
+    rng = np.random.default_rng(2)
+    q, k, v = rng.standard_normal((3, length, D))
+    start = time.perf_counter()
+    cache = qkv.KVCache()
+    cached = np.empty((length, D))
+    for i in range(length):
+        cache.append(k[i], v[i])
+        cached[i] = cache.attend(q[i])
+    cache_s = time.perf_counter() - start
+    start = time.perf_counter()
+    for i in range(length):
+        out, _ = qkv.scaled_dot_product_attention(q[: i + 1], k[: i + 1], v[: i + 1], qkv.causal_mask(i + 1))
+    recompute_s = time.perf_counter() - start
+    assert np.abs(out - cached).max() < 1e-12, "the cache must give causal attention's rows"
+    return {
+        "tokens": length,
+        "cache_ms_per_token": cache_s / length * 1e3,
+        "recompute_ms_per_token": recompute_s / length * 1e3,
+        "ratio": recompute_s / cache_s,
+    }
+
+
+def big_run(length: int) -> dict:
+    q, k, v = inputs(length)
+    tracemalloc.start()
+    start = time.perf_counter()
+    qkv.streaming_attention(q, k, v)
+    seconds = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return {
+        "L": length,
+        "seconds": seconds,
+        "tracemalloc_peak_mib": peak / 2**20,
+        "naive_scores_gib": length * length * 4 / 2**30,
+    }
+
+
+def versions() -> dict:
+    import torch
+
+    return {"python": platform.python_version(), "numpy": np.__version__, "torch": torch.__version__, "qkv": qkv.__version__}
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--quick", action="store_true", help="small sizes only (smoke run); writes nothing")
+    parser.add_argument("--out", type=Path, default=RESULT)
+    args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    big, decode = BIG, DECODE
+    if args.quick:
+        sizes, big, decode = [128, 256], 2048, 64
+    load_before = os.getloadavg()
+    print(f"threads: {args.threads} (NumPy's BLAS and torch); d = {D}; float32; {cpu_model()}")
+    print(f"load average before: {load_before[0]:.2f}")
+    bounds = machine_bounds()
+    print(f"this machine: float32 matmul {bounds['matmul_gflops']:.1f} GFLOP/s, exp {bounds['exp_per_second_g']:.2f} G/s\n")
+    rows = []
+    header = f"{'L':>6} " + " ".join(f"{c + ' ms':>18}" for c in CONTENDERS) + f" {'stream/torch':>13} {'bound ms':>9}"
+    print(header)
+    for length in sizes:
+        q, k, v = inputs(length)
+        row = {"L": length}
+        for contender in CONTENDERS:
+            row[f"{contender} ms"] = median_ms(lambda c=contender: run(c, q, k, v))
+        row["streaming / torch"] = row["qkv streaming ms"] / row["torch SDPA ms"]
+        row["lower bound ms"] = lower_bound_ms(length, bounds)
+        rows.append(row)
+        print(
+            f"{length:>6} "
+            + " ".join(f"{row[c + ' ms']:>18.2f}" for c in CONTENDERS)
+            + f" {row['streaming / torch']:>13.2f} {row['lower bound ms']:>9.2f}"
+        )
+    print(f"\npeak extra memory (MiB, growth of peak RSS during one call, fresh process each):")
+    print(f"{'L':>6} " + " ".join(f"{c:>18}" for c in CONTENDERS))
+    for row in rows:
+        for contender in CONTENDERS:
+            row[f"{contender} MiB"] = peak_rss_mib(contender, row["L"], args.threads)
+        print(f"{row['L']:>6} " + " ".join(f"{row[c + ' MiB']:>18.1f}" for c in CONTENDERS))
+    big_result = big_run(big)
+    print(
+        f"\nstreaming_attention at L = {big:,}: {big_result['seconds']:.1f} s, tracemalloc peak "
+        f"{big_result['tracemalloc_peak_mib']:.1f} MiB (the naive float32 scores alone: "
+        f"{big_result['naive_scores_gib']:.0f} GiB)"
+    )
+    kv = decode_times(decode)
+    print(
+        f"decoding {decode:,} tokens: KV cache {kv['cache_ms_per_token']:.3f} ms/token, recomputing "
+        f"{kv['recompute_ms_per_token']:.2f} ms/token ({kv['ratio']:.0f}x)"
+    )
+    load_after = os.getloadavg()
+    print(f"load average after: {load_after[0]:.2f}")
+    if args.quick:
+        return
+    result = {
+        "produced_by": "make bench-attention (benchmarks/attention.py)",
+        "date": datetime.date.today().isoformat(),
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "threads": args.threads, "load_average_before": round(load_before[0], 2), "load_average_after": round(load_after[0], 2)},
+        "versions": versions(),
+        "d": D,
+        "dtype": "float32",
+        "bounds": bounds,
+        "rows": rows,
+        "big": big_result,
+        "kv_cache": kv,
+    }
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Parts of docs/chapters/scale.md drawn when the site is built.
+
+The timings come from the committed result file of ``make bench-attention``
+(benchmarks/results/attention.json), never from a run at build time: builds
+stay byte-stable, and the page says which machine produced the numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from parts import figure, value
+from plotting import plt
+
+RESULT = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "attention.json"
+CONTENDERS = ("qkv naive", "qkv streaming", "torch SDPA")
+LABELS = {
+    "qkv naive": "qkv.scaled_dot_product_attention (whole score matrix)",
+    "qkv streaming": "qkv.streaming_attention (key blocks)",
+    "torch SDPA": "torch SDPA on the CPU",
+}
+
+
+def _result() -> dict:
+    return json.loads(RESULT.read_text())
+
+
+def _row(length: int) -> dict:
+    return next(row for row in _result()["rows"] if row["L"] == length)
+
+
+@value("bench_table")
+def bench_table() -> str:
+    """The benchmark's rows as a Markdown table."""
+    lines = [
+        "| L | naive (ms) | streaming (ms) | torch SDPA (ms) | naive extra memory (MiB) | streaming extra memory (MiB) | torch extra memory (MiB) |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in _result()["rows"]:
+        times = " | ".join(f"{row[c + ' ms']:,.1f}" for c in CONTENDERS)
+        memory = " | ".join(f"{row[c + ' MiB']:,.0f}" for c in CONTENDERS)
+        lines.append(f"| {row['L']:,} | {times} | {memory} |")
+    return "\n".join(lines)
+
+
+@value("bench_machine")
+def bench_machine() -> str:
+    r = _result()
+    m = r["machine"]
+    v = r["versions"]
+    return (
+        f"{m['cpu']}, {m['threads']} threads for every contender, load average "
+        f"{m['load_average_before']:.1f} before the run; NumPy {v['numpy']}, PyTorch {v['torch']}, "
+        f"{r['date']}"
+    )
+
+
+@value("bench_ratio_4096")
+def bench_ratio_4096() -> str:
+    return f"{_row(4096)['streaming / torch']:.2f}"
+
+
+@value("bench_bound_gflops")
+def bench_bound_gflops() -> str:
+    return f"{_result()['bounds']['matmul_gflops']:.0f}"
+
+
+@value("bench_bound_exp")
+def bench_bound_exp() -> str:
+    return f"{_result()['bounds']['exp_per_second_g']:.2f}"
+
+
+@value("bench_big_seconds")
+def bench_big_seconds() -> str:
+    return f"{_result()['big']['seconds']:.0f}"
+
+
+@value("bench_big_mib")
+def bench_big_mib() -> str:
+    return f"{_result()['big']['tracemalloc_peak_mib']:.0f}"
+
+
+def _growth(contender: str) -> str:
+    return f"{_row(8192)[contender + ' ms'] / _row(4096)[contender + ' ms']:.1f}"
+
+
+@value("bench_growth_naive")
+def bench_growth_naive() -> str:
+    return _growth("qkv naive")
+
+
+@value("bench_growth_streaming")
+def bench_growth_streaming() -> str:
+    return _growth("qkv streaming")
+
+
+@value("bench_growth_torch")
+def bench_growth_torch() -> str:
+    return _growth("torch SDPA")
+
+
+@value("bench_big_length")
+def bench_big_length() -> str:
+    return f"{_result()['big']['L']:,}"
+
+
+@value("bench_big_naive_gib")
+def bench_big_naive_gib() -> str:
+    return f"{_result()['big']['naive_scores_gib']:.0f}"
+
+
+@value("bench_kv_tokens")
+def bench_kv_tokens() -> str:
+    return f"{_result()['kv_cache']['tokens']:,}"
+
+
+@value("bench_kv_cache_ms")
+def bench_kv_cache_ms() -> str:
+    return f"{_result()['kv_cache']['cache_ms_per_token']:.2f}"
+
+
+@value("bench_kv_recompute_ms")
+def bench_kv_recompute_ms() -> str:
+    return f"{_result()['kv_cache']['recompute_ms_per_token']:.1f}"
+
+
+@value("bench_kv_ratio")
+def bench_kv_ratio() -> str:
+    return f"{_result()['kv_cache']['ratio']:.0f}"
+
+
+@figure(
+    "scale-cost",
+    alt="Two log-log line charts against the sequence length L from 512 to 8192. Left: time per call of qkv's naive attention, qkv's streaming attention and PyTorch's CPU attention, each rising steeply with L. Right: extra memory during the call; the naive version's and PyTorch's grow about fourfold per doubling of L, the streaming version's much more slowly.",
+    caption="Time and extra memory of one attention head (d = 64, float32) as L grows, from the committed result of make bench-attention (the page's table has the numbers and the machine).",
+    width=760,
+)
+def scale_cost() -> plt.Figure:
+    rows = _result()["rows"]
+    lengths = [row["L"] for row in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.2, 3.4))
+    fig.subplots_adjust(wspace=0.35, bottom=0.3)
+    for contender, marker in zip(CONTENDERS, ("o", "s", "^")):
+        left.plot(lengths, [row[contender + " ms"] for row in rows], marker=marker, label=LABELS[contender])
+        right.plot(lengths, [max(row[contender + " MiB"], 0.1) for row in rows], marker=marker)
+    for ax, label in ((left, "time per call (ms)"), (right, "extra memory (MiB)")):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("sequence length L")
+        ax.set_ylabel(label)
+        ax.set_xticks(lengths, [f"{n:,}" for n in lengths])
+    fig.legend(loc="lower center", ncol=1, frameon=False, fontsize=8)
+    return fig
