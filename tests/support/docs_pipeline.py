@@ -51,6 +51,14 @@ WORKER = Path(__file__).with_name("block_worker.py")
 _STATE = "__qkv_page__"
 
 
+def relative(path: str) -> str:
+    """``path`` relative to the working directory when it is below it (messages read docs/x.md:12)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def block_timeout() -> float:
     return float(os.environ.get("QKV_BLOCK_TIMEOUT", DEFAULT_TIMEOUT))
 
@@ -184,7 +192,7 @@ class ProblemEvaluator:
         self.messages = messages
 
     def __call__(self, example: Example) -> str:
-        return "\n".join(f"{example.path}:{example.line}: {message}" for message in self.messages)
+        return "\n".join(f"{relative(example.path)}:{example.line}: {message}" for message in self.messages)
 
 
 class ClearEvaluator:
@@ -207,7 +215,8 @@ class BlockEvaluator:
 
     def __call__(self, example: Example) -> str | None:
         __tracebackhide__ = True
-        where = f"{example.path}:{self.block.start}"
+        path = relative(example.path)
+        where = f"{path}:{self.block.start}"
         skip = self.page.skip_of(self.index)
         if skip is not None:
             line, reason = skip
@@ -225,7 +234,7 @@ class BlockEvaluator:
         request = {
             "kind": "doctest" if self.block.is_doctest else "code",
             "source": self.block.text,
-            "path": example.path,
+            "path": path,
             "line": self.block.start,
         }
         try:
@@ -236,18 +245,18 @@ class BlockEvaluator:
                 "interpreter (readers run it in theirs)"
             )
         if answer["status"] == "doctest":
-            return self.doctest_result(example, answer["failures"])
+            return self.doctest_result(path, answer["failures"])
         if answer["status"] == "error":
             line = answer["line"] or self.block.start
             what = "exited (SystemExit); a block must not exit" if answer["exit"] else "raised"
-            return f"{example.path}:{line}: the block at line {self.block.start} {what}: {answer['error']}\n{answer['traceback']}"
+            return f"{path}:{line}: the block at line {self.block.start} {what}: {answer['error']}\n{answer['traceback']}"
         return self.compare(where, normalise_output(answer["stdout"]))
 
-    def doctest_result(self, example: Example, failures: list[dict]) -> str | None:
+    def doctest_result(self, path: str, failures: list[dict]) -> str | None:
         if not failures:
             return None
         return "\n".join(
-            f"{example.path}:{f['line']}: doctest `{f['source']}` expected:\n{f['want']}got:\n{f['got']}"
+            f"{path}:{f['line']}: doctest `{f['source']}` expected:\n{f['want']}got:\n{f['got']}"
             for f in failures
         )
 
