@@ -365,7 +365,7 @@ def test_without_torch_blocks_skip_locally_and_fail_in_ci(tmp_path, ci):
         # the torch block, the block that continues it, copy-isolation, the notebook
         assert re.fullmatch(r"4 passed, 4 skipped in [\d.]+s(?: \([\d:]+\))?", summary), output
         assert re.search(r"^SKIPPED \[1\] .*docs/torch\.md:3: " + re.escape(hint), output, re.M), output
-        assert re.search(r"^SKIPPED \[1\] .*docs/torch\.md:13: " + re.escape(hint), output, re.M), output
+        assert re.search(r"^SKIPPED \[1\] .*docs/torch\.md:12: " + re.escape(hint), output, re.M), output
         assert re.search(r"^SKIPPED \[1\] .*torch\.md as a notebook: " + re.escape(hint), output, re.M), output
 
 

@@ -43,7 +43,8 @@ def require(condition: bool, reason: str) -> None:
         return
     if IN_CI or os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"required in CI: {reason}", pytrace=False)
-    pytest.skip(reason)
+    # Reported at the test (or doc block) that needed it, not at this line.
+    raise pytest.skip.Exception(reason, _use_item_location=True)
 
 
 def available(module: str) -> bool:
