@@ -140,8 +140,8 @@ PLANTED = {
     "pycon.md": ("# t\n\n```pycon\n>>> 1 + 1\n3\n```\n", ["pycon.md:4: doctest `1 + 1` expected:\n3\ngot:\n2"]),
     "out.md": (
         "# t\n\n```python\nprint(2 + 2)\n```\n\n```output\n5\n```\n",
-        ["out.md:3: printed output differs from the page; put what the code printed (the + lines) in the "
-         "output block at line 7, or fix the code:", "\n-5\n+4"],
+        ["out.md:8: the output block differs from what the block at line 3 printed; put what it printed "
+         "(the + lines) in the output block, or fix the code:", "\n-5\n+4"],
     ),
     "hidden.md": (
         "# t\n\n```python\nprint('surprise')\n```\n",

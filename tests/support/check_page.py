@@ -35,10 +35,10 @@ from sybil import Document  # noqa: E402
 from sybil.example import SybilFailure  # noqa: E402
 
 
-def run_blocks(page: Path) -> tuple[list[str], list[str], int]:
-    """(problems, skipped, examples run) of the page's sybil run."""
+def run_blocks(page: Path) -> tuple[list[str], list[str], int, set[int]]:
+    """(problems, skipped, examples run, lines of the blocks that failed) of the page's sybil run."""
     document = Document.parse(str(page), PageParser())
-    problems, skipped, ran = [], [], 0
+    problems, skipped, ran, failed = [], [], 0, set()
     try:
         for example in document.examples():
             ran += 1
@@ -46,13 +46,14 @@ def run_blocks(page: Path) -> tuple[list[str], list[str], int]:
                 example.evaluate()
             except SybilFailure as failure:
                 problems.append(str(failure.result))
+                failed.add(example.line)
             except pytest.skip.Exception as skip:
                 skipped.append(str(skip.msg))
             except pytest.fail.Exception as failed:
                 problems.append(str(failed.msg))
     finally:
         _close_page(document.namespace)
-    return problems, skipped, ran
+    return problems, skipped, ran, failed
 
 
 def _line_of(problem: str, where: str) -> int:
@@ -70,8 +71,10 @@ def check(page: Path) -> int:
     with ThreadPoolExecutor(max_workers=2) as pool:
         blocks = pool.submit(run_blocks, page)
         alone = pool.submit(copy_isolation, page, where)
-        block_problems, skipped, ran = blocks.result()
+        block_problems, skipped, ran, failed = blocks.result()
         alone_failures, _, missing = alone.result()
+    # A block that already failed in the page's run is not reported twice.
+    alone_failures = [f for f in alone_failures if _line_of(f, where) not in failed]
     problems = block_problems + alone_failures + unchecked_numbers(page, where, hint=True)
     if page.resolve().parent == (ROOT / "docs" / "chapters").resolve() or "chapters" in page.parts:
         problems += chapter_problems(page, where)

@@ -250,7 +250,7 @@ class BlockEvaluator:
             line = answer["line"] or self.block.start
             what = "exited (SystemExit); a block must not exit" if answer["exit"] else "raised"
             return f"{path}:{line}: the block at line {self.block.start} {what}: {answer['error']}\n{answer['traceback']}"
-        return self.compare(where, normalise_output(answer["stdout"]))
+        return self.compare(path, normalise_output(answer["stdout"]))
 
     def doctest_result(self, path: str, failures: list[dict]) -> str | None:
         if not failures:
@@ -260,28 +260,32 @@ class BlockEvaluator:
             for f in failures
         )
 
-    def compare(self, where: str, actual: str) -> str | None:
+    def compare(self, path: str, actual: str) -> str | None:
         if self.expected is None:
             if actual:
                 return (
-                    f"{where}: this block printed output but the page shows no "
+                    f"{path}:{self.block.start}: this block printed output but the page shows no "
                     f"```output block after it; add one with exactly what it printed:\n{actual}"
                 )
             return None
         expected = normalise_output(self.expected)
         if actual != expected:
+            wanted, got = expected.splitlines(), actual.splitlines()
+            first = next((i for i, (a, b) in enumerate(zip(wanted, got)) if a != b), min(len(wanted), len(got)))
+            # The page line of the first output line that is wrong (or where one is missing).
+            line = self.output_line + 1 + min(first, max(len(wanted) - 1, 0))
             diff = "\n".join(
                 difflib.unified_diff(
-                    expected.splitlines(),
-                    actual.splitlines(),
+                    wanted,
+                    got,
                     fromfile=f"page (output block at line {self.output_line})",
-                    tofile="what the code printed",
+                    tofile=f"what the block at line {self.block.start} printed",
                     lineterm="",
                 )
             )
             return (
-                f"{where}: printed output differs from the page; put what the code printed (the + lines) "
-                f"in the output block at line {self.output_line}, or fix the code:\n{diff}"
+                f"{path}:{line}: the output block differs from what the block at line {self.block.start} "
+                f"printed; put what it printed (the + lines) in the output block, or fix the code:\n{diff}"
             )
         return None
 
