@@ -202,6 +202,11 @@ PLANTED = {
     ),
     # After the exit and the loop (pages run in name order): still reported.
     "zz_after.md": ("# t\n\n```python\nassert 1 == 2, 'still reported'\n```\n", ["zz_after.md:4: the block at line 3 raised: AssertionError: still reported"]),
+    # <!-- clear-namespace --> starts the page's namespace afresh.
+    "clear.md": (
+        "# t\n\n```python\nx = 1\n```\n\n<!-- clear-namespace -->\n\n```python\nprint(x)\n```\n",
+        ["clear.md:10: the block at line 9 raised: NameError: name 'x' is not defined"],
+    ),
     "ok.md": ("# t\n\n```python\nprint(2 + 2)\n```\n\n```output\n4\n```\n", []),
 }
 
@@ -224,10 +229,11 @@ def test_a_planted_fault_is_reported_at_file_and_line(planted_run, name):
 
 
 def test_the_planted_run_ends_with_its_summary(planted_run):
-    # 26 regions fail (skip_bare.md, gap.md and exit.md two each);
-    # the skipped block is listed with its reason; ok.md and the good doctest pass.
+    # 27 regions fail (skip_bare.md, gap.md and exit.md two each);
+    # the skipped block is listed with its reason; ok.md, the good doctest,
+    # clear.md's first block and its clear directive pass.
     summary = planted_run.strip().splitlines()[-1]
-    assert re.fullmatch(r"26 failed, 2 passed, 1 skipped in [\d.]+s(?: \([\d:]+\))?", summary), summary
+    assert re.fullmatch(r"27 failed, 4 passed, 1 skipped in [\d.]+s(?: \([\d:]+\))?", summary), summary
     assert re.search(r"^SKIPPED \[1\] .*skip_reason\.md:5: skipped by the page \(line 3\)", planted_run, re.M)
 
 
