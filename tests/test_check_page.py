@@ -37,11 +37,12 @@ def plant_faults(text: str) -> tuple[str, dict[str, str]]:
     """The chapter with three faults, and the start of the message each must get."""
     page = read_page(text)
     lines = text.splitlines()
-    # 1. A wrong output line: the first line of the first output block gets an extra character.
+    # 1. A wrong output line: the first line of the first output block gets words the code does
+    #    not print (its numbers stay, so no prose number loses its check).
     index = next(i for i, b in enumerate(page.blocks) if b.is_python and page.output_after(i) is not None)
     output = page.output_after(index)
     wrong_line = output.start + 1
-    lines[wrong_line - 1] += "9"
+    lines[wrong_line - 1] += " (planted)"
     # 2. A number in prose that no output shows, on its own line after "## The idea".
     idea = next(n for n, line in enumerate(lines, 1) if line.startswith("## The idea"))
     lines.insert(idea, f"\nThe weight is {PLANTED_NUMBER} here.")

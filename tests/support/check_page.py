@@ -30,6 +30,7 @@ for extra in (HERE, ROOT / "docs" / "hooks"):  # what pytest's `pythonpath` give
 import pytest  # noqa: E402 - after the path setup above
 from chapter_shape import chapter_problems  # noqa: E402
 from docs_pipeline import PageParser, _close_page, copy_isolation, relative  # noqa: E402
+from page_blocks import read_page  # noqa: E402
 from prose_numbers import unchecked_numbers  # noqa: E402
 from sybil import Document  # noqa: E402
 from sybil.example import SybilFailure  # noqa: E402
@@ -73,8 +74,14 @@ def check(page: Path) -> int:
         alone = pool.submit(copy_isolation, page, where)
         block_problems, skipped, ran, failed = blocks.result()
         alone_failures, _, missing = alone.result()
-    # A block that already failed in the page's run is not reported twice.
-    alone_failures = [f for f in alone_failures if _line_of(f, where) not in failed]
+    # A block that already failed in the page's run (or continues one that did) is not reported twice.
+    info = read_page(page.read_text(encoding="utf-8"))
+    chains = {
+        block.start: {info.blocks[i].start for i in info.chain(index)}
+        for index, block in enumerate(info.blocks)
+        if block.is_python and not block.is_doctest
+    }
+    alone_failures = [f for f in alone_failures if not chains.get(_line_of(f, where), set()) & failed]
     problems = block_problems + alone_failures + unchecked_numbers(page, where, hint=True)
     if page.resolve().parent == (ROOT / "docs" / "chapters").resolve() or "chapters" in page.parts:
         problems += chapter_problems(page, where)
