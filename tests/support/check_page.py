@@ -69,9 +69,10 @@ def _line_of(problem: str, where: str) -> int:
 def check(page: Path) -> int:
     started = time.monotonic()
     where = relative(str(page))
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=3) as pool:  # the work is in child processes
         blocks = pool.submit(run_blocks, page)
         alone = pool.submit(copy_isolation, page, where)
+        numbers = pool.submit(unchecked_numbers, page, where, True)
         block_problems, skipped, ran, failed = blocks.result()
         alone_failures, _, missing = alone.result()
     # A block that already failed in the page's run (or continues one that did) is not reported twice.
@@ -82,7 +83,7 @@ def check(page: Path) -> int:
         if block.is_python and not block.is_doctest
     }
     alone_failures = [f for f in alone_failures if not chains.get(_line_of(f, where), set()) & failed]
-    problems = block_problems + alone_failures + unchecked_numbers(page, where, hint=True)
+    problems = block_problems + alone_failures + numbers.result()
     if page.resolve().parent == (ROOT / "docs" / "chapters").resolve() or "chapters" in page.parts:
         problems += chapter_problems(page, where)
     if missing and not any(m in "\n".join(skipped) for m in missing):
