@@ -17,7 +17,7 @@ from pathlib import Path
 
 import needs
 import pytest
-from docs_pipeline import isolated_programs, run_alone
+from docs_pipeline import AloneRunner, isolated_programs, run_alone
 from docs_pipeline import copy_isolation
 from docs_pipeline import normalise_output as normalise
 from page_blocks import read_page
@@ -88,3 +88,35 @@ def test_failures_and_skips_are_named_with_file_and_line(tmp_path):
         "docs/page.md:25: skipped by the page (line 15): needs a GPU",  # continues the skipped block
     ]
     assert missing == []
+
+
+PROGRAMS = [
+    "import numpy as np\nprint(np.arange(3).tolist())",
+    "print(x)",  # nothing from the zygote leaks into the namespace
+    "import sys\nprint(1)\nsys.exit(3)",
+    "import sys\nsys.exit('stopped')",
+    "import os\nprint('lost', end='')\nos._exit(0)",
+    "import sys\nprint(__name__, sys.argv, [k for k in dir() if not k.startswith('__')])",
+    "import atexit\natexit.register(print, 'at exit')",
+]
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_the_fast_runner_behaves_as_python_c(program):
+    runner = AloneRunner()
+    try:
+        assert runner.worker is not None  # the zygote started; otherwise this compares run_alone with itself
+        fast = runner.run(program)
+    finally:
+        runner.close()
+    slow = run_alone(program)
+    assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout)
+    assert fast.stderr.splitlines()[-1:] == slow.stderr.splitlines()[-1:]
+
+
+def test_a_block_that_loops_is_stopped_when_run_alone(tmp_path, monkeypatch):
+    monkeypatch.setenv("QKV_BLOCK_TIMEOUT", "2")
+    page = tmp_path / "page.md"
+    page.write_text("# t\n\n```python\nwhile True:\n    pass\n```\n")
+    failures, _, _ = copy_isolation(page, "docs/page.md")
+    assert failures == ["docs/page.md:3: ran longer than 2 s when run alone (QKV_BLOCK_TIMEOUT)"]
