@@ -94,7 +94,23 @@ def run_doctest(namespace: dict, request: dict) -> dict:
     return {"status": "doctest", "failures": runner.failures_seen}
 
 
+def _exit_with_parent() -> None:
+    """If pytest dies while a block loops, this process must not live on."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main() -> None:
+    _exit_with_parent()
     answers = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
     namespace: dict = {"__name__": "__main__"}
     for raw in sys.stdin:

@@ -27,7 +27,7 @@ import numpy  # noqa: F401 - preloaded: the point of the zygote
 import qkv  # noqa: F401
 
 
-def _child(program: str, out_path: str, err_path: str) -> None:
+def _child(program: str, out_path: str, err_path: str, timeout: float) -> None:
     import atexit
     import traceback
     import types
@@ -38,6 +38,7 @@ def _child(program: str, out_path: str, err_path: str) -> None:
         os.dup2(target, fd)
         os.close(target)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.alarm(int(timeout) + 10)  # a backstop if the zygote that would kill it is gone
     main = types.ModuleType("__main__")  # an empty __main__, as in a fresh interpreter
     sys.modules["__main__"] = main
     sys.argv = ["-c"]
@@ -74,7 +75,7 @@ def run(program: str, timeout: float) -> dict:
     try:
         pid = os.fork()
         if pid == 0:
-            _child(program, out_path, err_path)
+            _child(program, out_path, err_path, timeout)
         deadline = time.monotonic() + timeout
         timed_out = False
         while True:
