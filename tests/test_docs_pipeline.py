@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -388,3 +389,23 @@ def test_without_torch_the_real_torch_blocks_skip(tmp_path):
     assert result.returncode == 0, output
     assert f"{len(args)} skipped" in output.strip().splitlines()[-1], output
     assert output.count("needs PyTorch, which is not installed here") == len(args), output
+
+
+def test_a_looping_block_does_not_outlive_a_killed_pytest():
+    # pytest killed (or ended by os._exit) while a page's block loops: the page's
+    # interpreter must not spin on forever.
+    program = (
+        "import json, os\nfrom docs_pipeline import PageWorker\nw = PageWorker()\n"
+        "w.process.stdin.write(json.dumps({'kind': 'code', 'source': 'while True: pass', 'path': 'x.md', 'line': 1}) + '\\n')\n"
+        "w.process.stdin.flush()\nprint(w.process.pid, flush=True)\nos._exit(0)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SUPPORT), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=60)
+    pid = int(result.stdout)
+    for _ in range(100):
+        if not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower():
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        pytest.fail(f"the page worker {pid} still ran 10 s after its pytest ended")

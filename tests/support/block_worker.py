@@ -1,6 +1,6 @@
 """The child process that runs one page's Python blocks (see docs_pipeline.py).
 
-Run as ``python block_worker.py <fd>``: reads one JSON request per line on
+Run as ``python block_worker.py <fd> <parent pid>``: reads one JSON request per line on
 stdin, runs it in the page's namespace, and writes one JSON answer per line
 to file descriptor ``<fd>``. A block that exits, loops or crashes ends or
 stalls this process, never the pytest run that drives it.
@@ -99,7 +99,7 @@ def _exit_with_parent() -> None:
     import threading
     import time
 
-    parent = os.getppid()
+    parent = int(sys.argv[2]) if len(sys.argv) > 2 else os.getppid()
 
     def watch() -> None:
         while os.getppid() == parent:

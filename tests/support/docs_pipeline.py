@@ -80,7 +80,7 @@ class PageWorker:
         self.stderr = tempfile.TemporaryFile()
         env = {**os.environ, "MPLBACKEND": "Agg"} if env is None else env
         self.process = subprocess.Popen(
-            [sys.executable, str(script), str(write_fd)],
+            [sys.executable, str(script), str(write_fd), str(os.getpid())],
             cwd=cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
