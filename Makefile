@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test bench bench-sql bench-attention lock clean chapter
+.PHONY: install serve build test check bench bench-sql bench-attention lock clean chapter
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,8 +25,17 @@ serve: $(STAMP)
 build: $(STAMP)
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 
+# pytest through a guard that fails the run when pytest ends without its
+# summary line (a test that calls os._exit(0) would otherwise end it "green").
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) tests/support/pytest_finished.py
+
+# One page in seconds: its blocks and output blocks, copy-isolation, prose
+# numbers and (for a chapter) its shape, each problem as <page>:<line>: ...
+#   make check PAGE=docs/chapters/attention.md
+check: $(STAMP)
+	@test -n "$(PAGE)" || { echo "usage: make check PAGE=docs/chapters/<name>.md"; exit 2; }
+	PYTHONPATH="$(CURDIR)/src$${PYTHONPATH:+:$$PYTHONPATH}" $(PY) tests/support/check_page.py "$(PAGE)"
 
 # A new chapter from the template: make chapter NAME=<slug> TITLE="<title>"
 chapter: $(STAMP)

@@ -5,75 +5,49 @@ reader copies one block into a fresh interpreter. Here each Python block runs
 in a fresh ``python`` process with nothing before it, except blocks whose
 title says ``(continued)``: those run after the blocks they continue, and the
 page shows that title. What the process prints must equal the block's output.
+Blocks the page skips (``<!-- skip: next <reason> -->``) are not run; blocks
+that need a missing optional module (PyTorch) skip with needs.py's message,
+and fail under CI=true. The work is in ``docs_pipeline.copy_isolation``,
+which ``make check`` runs too.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import needs
 import pytest
-
+from docs_pipeline import AloneRunner, isolated_programs, run_alone
+from docs_pipeline import copy_isolation
 from docs_pipeline import normalise_output as normalise
-from page_blocks import Block, output_after, split_page
+from page_blocks import read_page
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
 
 
-def programs(text: str) -> list[tuple[Block, str, str | None]]:
-    """(block, program to run, expected output) for every code block."""
-    blocks, _ = split_page(text)
-    result = []
-    chain: list[str] = []
-    printed: list[str] = []  # what the chain prints: each block's output, in order
-    for index, block in enumerate(blocks):
-        if not block.is_python or block.is_doctest:
-            continue
-        if not block.continues:
-            chain, printed = [], []
-        output = output_after(blocks, index, text)
-        chain.append(block.text)
-        if output is not None:
-            printed.append(normalise(output.text))
-        result.append((block, "\n\n".join(chain), "\n".join(printed) if printed else None))
-    return result
-
-
-def run_alone(program: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", program],
-        capture_output=True,
-        text=True,
-        cwd="/",  # not the repository: qkv must come from the installed package
-        env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"},
-        timeout=120,
-    )
+def check_page_alone(page: Path, where: str) -> None:
+    """Fail with every block of ``page`` that does not run alone; then skip (or,
+    under CI=true, fail) if a block needed a missing module."""
+    failures, _skipped, missing = copy_isolation(page, where)
+    assert not failures, "\n\n".join(failures)
+    needs.require(not missing, "\n".join(missing))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_each_block_runs_alone_in_a_fresh_interpreter(page):
-    text = page.read_text(encoding="utf-8")
-    cases = programs(text)
-    if not cases:
+    if not isolated_programs(read_page(page.read_text(encoding="utf-8"))):
         pytest.skip("no code blocks on this page")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda case: run_alone(case[1]), cases))
-    failures = []
-    for (block, _, expected), result in zip(cases, results):
-        where = f"{page.relative_to(ROOT)}:{block.start}"
-        if result.returncode != 0:
-            failures.append(f"{where}: fails when run alone:\n{result.stderr[-1500:]}")
-        elif expected is not None and normalise(result.stdout) != normalise(expected):
-            failures.append(f"{where}: prints something else when run alone:\n{result.stdout[-1500:]}")
-    assert not failures, "\n\n".join(failures)
+    check_page_alone(page, str(page.relative_to(ROOT)))
+
+
+def programs(text: str) -> list[tuple[str, str | None]]:
+    return [(program, expected) for _, program, expected in isolated_programs(read_page(text))]
 
 
 def test_a_block_that_needs_its_predecessor_is_caught():
     page = "```python\nx = 2\n```\n\n```python\nprint(x)\n```\n\n```output\n2\n```\n"
-    (_, first, _), (_, second, expected) = programs(page)
+    (first, _), (second, _) = programs(page)
     assert run_alone(first).returncode == 0
     assert run_alone(second).returncode != 0  # NameError: x was defined above
 
@@ -83,10 +57,8 @@ def test_a_continued_block_runs_with_its_predecessors():
         "```python\nx = 2\n```\n\n"
         '```python title="doubling (continued)"\nprint(x * 2)\n```\n\n```output\n4\n```\n'
     )
-    (_, _, _), (block, program, expected) = programs(page)
-    assert block.continues
-    result = run_alone(program)
-    assert normalise(result.stdout) == expected == "4"
+    _, (program, expected) = programs(page)
+    assert normalise(run_alone(program).stdout) == expected == "4"
 
 
 def test_a_continued_block_expects_its_predecessors_output_too():
@@ -94,5 +66,57 @@ def test_a_continued_block_expects_its_predecessors_output_too():
         "```python\nprint(1)\n```\n\n```output\n1\n```\n\n"
         '```python title="(continued)"\nprint(2)\n```\n\n```output\n2\n```\n'
     )
-    (_, _, _), (_, program, expected) = programs(page)
+    _, (program, expected) = programs(page)
     assert normalise(run_alone(program).stdout) == expected == "1\n2"
+
+
+def test_failures_and_skips_are_named_with_file_and_line(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# t\n\n```python\nx = 2\n```\n\n```python\nprint(x)\n```\n\n```output\n2\n```\n\n"
+        "<!-- skip: next needs a GPU -->\n\n```python\nprint(3)\n```\n\n```output\n4\n```\n\n"
+        '```python title="(continued)"\nprint(5)\n```\n\n```output\n5\n```\n'
+    )
+    failures, skipped, missing = copy_isolation(page, "docs/page.md")
+    assert [f.split("\n")[0] for f in failures] == [
+        "docs/page.md:7: fails when run alone in a fresh interpreter (exit status 1); give it its own "
+        "imports and data, or title it '(continued)':"
+    ]
+    assert "NameError: name 'x' is not defined" in failures[0]
+    assert skipped == [
+        "docs/page.md:17: skipped by the page (line 15): needs a GPU",
+        "docs/page.md:25: skipped by the page (line 15): needs a GPU",  # continues the skipped block
+    ]
+    assert missing == []
+
+
+PROGRAMS = [
+    "import numpy as np\nprint(np.arange(3).tolist())",
+    "print(x)",  # nothing from the zygote leaks into the namespace
+    "import sys\nprint(1)\nsys.exit(3)",
+    "import sys\nsys.exit('stopped')",
+    "import os\nprint('lost', end='')\nos._exit(0)",
+    "import sys\nprint(__name__, sys.argv, [k for k in dir() if not k.startswith('__')])",
+    "import atexit\natexit.register(print, 'at exit')",
+]
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_the_fast_runner_behaves_as_python_c(program):
+    runner = AloneRunner()
+    try:
+        assert runner.worker is not None  # the zygote started; otherwise this compares run_alone with itself
+        fast = runner.run(program)
+    finally:
+        runner.close()
+    slow = run_alone(program)
+    assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout)
+    assert fast.stderr.splitlines()[-1:] == slow.stderr.splitlines()[-1:]
+
+
+def test_a_block_that_loops_is_stopped_when_run_alone(tmp_path, monkeypatch):
+    monkeypatch.setenv("QKV_BLOCK_TIMEOUT", "2")
+    page = tmp_path / "page.md"
+    page.write_text("# t\n\n```python\nwhile True:\n    pass\n```\n")
+    failures, _, _ = copy_isolation(page, "docs/page.md")
+    assert failures == ["docs/page.md:3: ran longer than 2 s when run alone (QKV_BLOCK_TIMEOUT)"]

@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from prose_numbers import unchecked_numbers
+from prose_numbers import HOW_TO_FIX, unchecked_numbers
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = sorted((ROOT / "docs").rglob("*.md"))
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.rglob("*.md")) + sorted((DOCS / "notebooks").glob("*.py")) + sorted((DOCS / "exercises").glob("*.ipynb"))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_number_in_prose_is_checked(page):
-    problems = unchecked_numbers(page)
+    problems = unchecked_numbers(page, str(page.relative_to(ROOT)), hint=True)
     assert not problems, "\n".join(problems)
 
 
-def write(tmp_path, text: str) -> Path:
-    page = tmp_path / "page.md"
-    page.write_text(text)
+def test_notebook_pages_are_scanned():
+    assert any(p.suffix == ".py" for p in PAGES) and any(p.suffix == ".ipynb" for p in PAGES)
+
+
+def write(tmp_path, text: str, name: str = "page.md") -> Path:
+    page = tmp_path / name
+    page.write_text(text, encoding="utf-8")
     return page
 
 
@@ -30,6 +36,9 @@ def test_an_unchecked_number_is_named_with_its_line(tmp_path):
         f"{page}:3: 0.9985 is not in any verified output",
         f"{page}:5: 18,944,000 is not in any verified output",
     ]
+    assert unchecked_numbers(page, "docs/page.md", hint=True)[0] == (
+        f"docs/page.md:3: 0.9985 is not in any verified output; {HOW_TO_FIX}"
+    )
 
 
 def test_a_number_in_a_verified_output_is_checked(tmp_path):
@@ -46,11 +55,65 @@ def test_output_without_code_above_does_not_count(tmp_path):
     assert len(unchecked_numbers(write(tmp_path, text))) == 1
 
 
+def test_output_below_prose_below_code_does_not_count(tmp_path):
+    text = "# t\n\nIt is 0.9985.\n\n```python\nprint(1)\n```\n\nThen:\n\n```output\n0.9985\n```\n"
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == ["p.md:3: 0.9985 is not in any verified output"]
+
+
+def test_output_under_a_doctest_does_not_count(tmp_path):
+    text = "# t\n\nIt is 0.9985.\n\n```pycon\n>>> 1\n1\n```\n\n```output\n0.9985\n```\n"
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == ["p.md:3: 0.9985 is not in any verified output"]
+
+
+def test_a_skipped_blocks_output_does_not_count(tmp_path):
+    text = (
+        "# t\n\nIt is 0.9985.\n\n<!-- skip: next needs a GPU -->\n\n"
+        "```python\nprint(0.9985)\n```\n\n```output\n0.9985\n```\n"
+    )
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == ["p.md:3: 0.9985 is not in any verified output"]
+
+
 def test_wrong_rounding_is_not_accepted(tmp_path):
     # The classic slip: 0.0022 printed as 0.01, and 0.0464 truncated to 0.04.
     text = "# t\n\nWrong: 0.01 and 0.04.\n\n```python\nprint(0.0022, 0.0464)\n```\n\n```output\n0.0022 0.0464\n```\n"
-    problems = unchecked_numbers(write(tmp_path, text))
-    assert [p.split(": ")[1] for p in problems] == ["0.01 is not in any verified output", "0.04 is not in any verified output"]
+    problems = unchecked_numbers(write(tmp_path, text), "p.md")
+    assert problems == ["p.md:3: 0.01 is not in any verified output", "p.md:3: 0.04 is not in any verified output"]
+
+
+OUTPUT = "```python\nprint(0.4161, 18944001, 0.0015)\n```\n\n```output\n0.4161 18944001 0.0015\n```\n"
+
+
+@pytest.mark.parametrize(
+    ("prose", "flagged"),
+    [
+        ("The cosine is \u22120.4161 here.", "-0.4161"),  # a sign flip written with U+2212
+        ("See [the table](https://example.org \"it says 0.9876\").", "0.9876"),  # a link title
+        ("[tbl]: https://example.org \"it says 0.9876\"", "0.9876"),  # a reference link's title
+        ("There are 18 944 002 parameters.", "18 944 002"),  # spaces as thousands separators
+        ("There are 18\u202f944\u202f002 parameters.", "18\u202f944\u202f002"),  # narrow no-break spaces
+        ("A step of 1.6e-3 is typical.", "1.6e-3"),  # scientific notation (the output shows 0.0015)
+        ("A step of 2e-5 is typical.", "2e-5"),
+    ],
+)
+def test_numbers_that_used_to_slip_past(tmp_path, prose, flagged):
+    page = write(tmp_path, f"# t\n\n{prose}\n\n{OUTPUT}")
+    assert unchecked_numbers(page, "p.md") == [f"p.md:3: {flagged} is not in any verified output"]
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "The cosine is \u22120.4161 with the sign written as U+2212, and 0.4161.",
+        "There are 18 944 001 parameters, or 18,944,001.",
+        "A step of 1.5e-3, or 0.0015.",
+        "See [the 0.4161 table](https://example.org/0.1234 \"it says 0.4161\").",
+    ],
+)
+def test_the_same_forms_pass_when_an_output_shows_them(tmp_path, prose):
+    text = f"# t\n\n{prose}\n\n" + OUTPUT.replace("0.4161,", "-0.4161, 0.4161,").replace(
+        "```output\n0.4161", "```output\n-0.4161 0.4161"
+    )
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == []
 
 
 def test_exempt_forms(tmp_path):
@@ -60,3 +123,28 @@ def test_exempt_forms(tmp_path):
         "<!-- 0.1234 in a comment -->\n\n```python\nx = 0.5555\n```\n"
     )
     assert unchecked_numbers(write(tmp_path, text)) == []
+
+
+def test_a_percent_notebooks_markdown_is_checked_against_what_it_prints(tmp_path):
+    notebook = write(
+        tmp_path,
+        "# %% [markdown]\n# The ratio is 0.1235 and the total 12,345.\n#\n# Not 0.4999.\n\n"
+        "# %%\nprint(0.123456, 12345)\n",
+        "nb.py",
+    )
+    assert unchecked_numbers(notebook, "docs/notebooks/nb.py") == [
+        "docs/notebooks/nb.py:4: 0.4999 is not in any verified output"
+    ]
+
+
+def test_an_ipynb_markdown_cell_is_checked_with_the_files_line(tmp_path):
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Exercise\n", "\n", "Aim for 0.9985 or better.\n"]},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["x = 1"]},
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = write(tmp_path, json.dumps(notebook, indent=1), "ex.ipynb")
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "0.9985" in text)
+    assert unchecked_numbers(path, "docs/exercises/ex.ipynb") == [
+        f"docs/exercises/ex.ipynb:{line}: 0.9985 is not in any verified output"
+    ]

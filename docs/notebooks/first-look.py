@@ -10,10 +10,13 @@
 # and the odd dimension $2i+1$ takes the cosine of the same angle.
 
 # %%
+import inspect
+
 import qkv
 
 pe = qkv.sinusoidal_encoding(4, 6)  # (4 positions, d_model = 6)
 print(pe.round(4))
+print("base:", inspect.signature(qkv.sinusoidal_encoding).parameters["base"].default)
 
 # %% [markdown]
 # Every row has the same length, $\sqrt{d/2}$, because each pair of

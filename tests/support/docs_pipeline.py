@@ -1,44 +1,66 @@
-"""How the Python on the site is verified: sybil parsers for docs/*.md.
+"""How the Python on the site is verified: sybil parsers for docs/**/*.md.
 
-Every fenced block whose language is Python-like (``python``, ``py``,
-``python3``, ``py3``, ``pycon``), with or without attributes such as
-``title="x.py"`` or ``linenums="1"``, and at any indentation (content tabs,
-admonitions), is collected:
+Every fence is read by ``page_blocks.read_page`` (one reading of a page):
 
-* a block that starts with ``>>>`` (or is ``pycon``) runs as a doctest;
-* any other block runs as code with its stdout captured. If the fence right
-  after it is an ``output`` fence, what the code printed must equal that
-  block's text exactly (trailing spaces ignored). A block that prints but has
-  no ``output`` fence fails too: the page would hide what the code does.
+* a block in a run language (``python``, ``py``, ``python3``, ``py3``,
+  ``pycon``; with or without attributes such as ``title="x.py"``; at any
+  indentation) is collected. One that starts with ``>>>`` (or is ``pycon``)
+  runs as a doctest; any other runs as code with its stdout captured, and
+  what it printed must equal the ``output`` fence right under it (trailing
+  spaces ignored). A block that prints but has no ``output`` fence fails too.
+* every rule of ``page_blocks`` the page breaks (a fence language that is
+  neither run nor display-only, an indented code block, code as raw HTML, an
+  ``output`` fence not directly under a code block or under a doctest, a skip
+  without a reason) is a failing example at its line.
 
-Failures name the Markdown file and the line of the block (and tracebacks
-point at the failing line inside the block).
+The blocks of a page run in one child process (``block_worker.py``), in
+order, sharing a namespace like notebook cells: a block that calls
+``os._exit(0)``, ``sys.exit()`` or loops forever ends or stalls that child,
+never the pytest run. Each block has ``QKV_BLOCK_TIMEOUT`` seconds (default
+60); one that runs longer is stopped and fails naming its file:line.
+
+``<!-- skip: next <reason> -->`` skips the next block (and the blocks that
+continue it) with that reason: pytest lists it among the skips (``-ra``), and
+its output does not count as verified for the prose check. A block that
+imports an optional module that is missing (PyTorch, see ``needs.py``)
+skips with the one message that says how to get it, and fails under CI=true.
+
+Failures name the Markdown file and the line: ``docs/x.md:12: ...``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import io
-import re
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Iterable
-from doctest import ELLIPSIS, NORMALIZE_WHITESPACE
+from pathlib import Path
 
+import needs
+from page_blocks import Block, Page, read_page
 from sybil import Document, Example, Region, Sybil
-from sybil.evaluators.doctest import DocTestEvaluator
-from sybil.evaluators.python import pad
-from sybil.parsers.abstract.doctest import DocTestStringParser
-from sybil.parsers.markdown import ClearNamespaceParser, SkipParser
-from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
-#: Fence languages treated as Python. Anything in this set is executed.
-PYTHON_LANGUAGES = frozenset({"python", "py", "python3", "py3", "pycon"})
-#: The language of the block that shows what the previous block prints.
-OUTPUT_LANGUAGE = "output"
-DOCTEST_FLAGS = NORMALIZE_WHITESPACE | ELLIPSIS
+#: Seconds one block may run before it is stopped (environment: QKV_BLOCK_TIMEOUT).
+DEFAULT_TIMEOUT = 60.0
+WORKER = Path(__file__).with_name("block_worker.py")
+_STATE = "__qkv_page__"
 
-# The info string: a language word, then anything (attributes).
-_INFO = re.compile(r"[ \t]*(?P<language>[\w+.-]*)(?P<attributes>[^\n]*)$\n", re.MULTILINE)
+
+def relative(path: str) -> str:
+    """``path`` relative to the working directory when it is below it (messages read docs/x.md:12)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def block_timeout() -> float:
+    return float(os.environ.get("QKV_BLOCK_TIMEOUT", DEFAULT_TIMEOUT))
 
 
 def normalise_output(text: str) -> str:
@@ -46,112 +68,397 @@ def normalise_output(text: str) -> str:
     return "\n".join(lines)
 
 
-class CodeWithOutputEvaluator:
-    """Run a code block; compare what it prints with the page's output block."""
+class BlockEnded(Exception):
+    """The child running a page's blocks died or was stopped."""
 
-    def __init__(self, expected: str | None, output_line: int | None) -> None:
-        self.expected = expected
-        self.output_line = output_line
+
+class PageWorker:
+    """One child interpreter that runs a page's blocks in order."""
+
+    def __init__(self, script: Path = WORKER, cwd: str | None = None, env: dict | None = None) -> None:
+        self.read_fd, write_fd = os.pipe()
+        self.stderr = tempfile.TemporaryFile()
+        env = {**os.environ, "MPLBACKEND": "Agg"} if env is None else env
+        self.process = subprocess.Popen(
+            [sys.executable, str(script), str(write_fd), str(os.getpid())],
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=self.stderr,
+            pass_fds=(write_fd,),
+            env=env,
+            text=True,
+        )
+        os.close(write_fd)
+        self.buffer = b""
+
+    def ask(self, request: dict, timeout: float) -> dict:
+        try:
+            self.process.stdin.write(json.dumps(request) + "\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError) as error:
+            raise BlockEnded(self._ended()) from error
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise BlockEnded(f"ran longer than {timeout:g} s and was stopped (QKV_BLOCK_TIMEOUT)")
+            ready, _, _ = select.select([self.read_fd], [], [], left)
+            if ready:
+                chunk = os.read(self.read_fd, 1 << 16)
+                if not chunk:
+                    raise BlockEnded(self._ended())
+                self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def _ended(self) -> str:
+        try:
+            status = self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            status = self.process.wait()
+        self.stderr.seek(0)
+        tail = self.stderr.read().decode("utf-8", "replace").strip()[-1500:]
+        how = (
+            f"exit status {status}, as os._exit() does"
+            if status >= 0
+            else f"killed by signal {-status}"
+        )
+        return f"ended the Python process running this page's blocks ({how})" + (f":\n{tail}" if tail else "")
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        with _quietly():
+            self.process.stdin.close()
+        with _quietly():
+            os.close(self.read_fd)
+        self.stderr.close()
+
+
+class _quietly:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return True
+
+
+class PageState:
+    """What one page's run knows: its worker, and which block stopped it."""
+
+    def __init__(self) -> None:
+        self.worker: PageWorker | None = None
+        self.stopped_by: int | None = None
+
+    def ask(self, request: dict, line: int) -> dict:
+        if self.worker is None:
+            self.worker = PageWorker()
+        try:
+            return self.ask_started(request)
+        except BlockEnded:
+            self.stopped_by = line
+            self.worker = None
+            raise
+
+    def ask_started(self, request: dict) -> dict:
+        return self.worker.ask(request, block_timeout())
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+
+def page_state(namespace: dict) -> PageState:
+    state = namespace.get(_STATE)
+    if state is None:
+        state = namespace[_STATE] = PageState()
+    return state
+
+
+def _close_page(namespace: dict) -> None:
+    state = namespace.pop(_STATE, None)
+    if state is not None:
+        state.close()
+
+
+class ProblemEvaluator:
+    """A rule the page breaks, reported where it is."""
+
+    def __init__(self, messages: list[str]) -> None:
+        self.messages = messages
+
+    def __call__(self, example: Example) -> str:
+        return "\n".join(f"{relative(example.path)}:{example.line}: {message}" for message in self.messages)
+
+
+class ClearEvaluator:
+    def __call__(self, example: Example) -> None:
+        state = page_state(example.namespace)
+        if state.worker is not None:
+            state.ask({"kind": "clear"}, example.line)
+
+
+class BlockEvaluator:
+    """Run one block in the page's child; compare what it prints with the page."""
+
+    def __init__(self, page: Page, index: int) -> None:
+        self.page = page
+        self.index = index
+        self.block: Block = page.blocks[index]
+        output = page.output_after(index)
+        self.expected = None if output is None else output.text
+        self.output_line = None if output is None else output.start
 
     def __call__(self, example: Example) -> str | None:
         __tracebackhide__ = True
-        source = pad(example.parsed, example.line + example.parsed.line_offset)
-        code = compile(source, example.path, "exec", dont_inherit=True)
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            exec(code, example.namespace)
-        example.namespace.pop("__builtins__", None)
-        actual = normalise_output(printed.getvalue())
-        where = f"{example.path}:{example.line}"
+        path = relative(example.path)
+        where = f"{path}:{self.block.start}"
+        skip = self.page.skip_of(self.index)
+        if skip is not None:
+            line, reason = skip
+            raise _skip(f"{where}: skipped by the page (line {line}): {reason}")
+        chain = "\n".join(self.page.blocks[i].text for i in self.page.chain(self.index))
+        missing = needs.missing_for(self.block.text if self.block.is_doctest else chain)
+        if missing is not None:
+            needs.require(False, f"{where}: {missing}")
+        state = page_state(example.namespace)
+        if state.stopped_by is not None:
+            return (
+                f"{where}: not run: the block at line {state.stopped_by} ended or stalled the "
+                "interpreter running this page's blocks; fix that block first"
+            )
+        request = {
+            "kind": "doctest" if self.block.is_doctest else "code",
+            "source": self.block.text,
+            "path": path,
+            "line": self.block.start,
+        }
+        try:
+            answer = state.ask(request, self.block.start)
+        except BlockEnded as ended:
+            return (
+                f"{where}: this block {ended}; a block must not exit, hang or crash its "
+                "interpreter (readers run it in theirs)"
+            )
+        if answer["status"] == "doctest":
+            return self.doctest_result(path, answer["failures"])
+        if answer["status"] == "error":
+            line = answer["line"] or self.block.start
+            what = "exited (SystemExit); a block must not exit" if answer["exit"] else "raised"
+            return f"{path}:{line}: the block at line {self.block.start} {what}: {answer['error']}\n{answer['traceback']}"
+        return self.compare(path, normalise_output(answer["stdout"]))
+
+    def doctest_result(self, path: str, failures: list[dict]) -> str | None:
+        if not failures:
+            return None
+        return "\n".join(
+            f"{path}:{f['line']}: doctest `{f['source']}` expected:\n{f['want']}got:\n{f['got']}"
+            for f in failures
+        )
+
+    def compare(self, path: str, actual: str) -> str | None:
         if self.expected is None:
             if actual:
                 return (
-                    f"{where}: this block printed output but the page shows no "
-                    f"```output block after it. It printed:\n{actual}"
+                    f"{path}:{self.block.start}: this block printed output but the page shows no "
+                    f"```output block after it; add one with exactly what it printed:\n{actual}"
                 )
             return None
         expected = normalise_output(self.expected)
         if actual != expected:
+            wanted, got = expected.splitlines(), actual.splitlines()
+            first = next((i for i, (a, b) in enumerate(zip(wanted, got)) if a != b), min(len(wanted), len(got)))
+            # The page line of the first output line that is wrong (or where one is missing).
+            line = self.output_line + 1 + min(first, max(len(wanted) - 1, 0))
             diff = "\n".join(
                 difflib.unified_diff(
-                    expected.splitlines(),
-                    actual.splitlines(),
+                    wanted,
+                    got,
                     fromfile=f"page (output block at line {self.output_line})",
-                    tofile="what the code printed",
+                    tofile=f"what the block at line {self.block.start} printed",
                     lineterm="",
                 )
             )
-            return f"{where}: printed output differs from the page:\n{diff}"
+            return (
+                f"{path}:{line}: the output block differs from what the block at line {self.block.start} "
+                f"printed; put what it printed (the + lines) in the output block, or fix the code:\n{diff}"
+            )
         return None
 
 
-class PythonFenceParser:
-    """Collect every Python-like fence in a Markdown document."""
+def _skip(reason: str) -> BaseException:
+    import pytest
 
-    def __init__(self) -> None:
-        self.lexer = RawFencedCodeBlockLexer(info_pattern=_INFO)
-        self.doctest_parser = DocTestStringParser(DocTestEvaluator(DOCTEST_FLAGS))
+    return pytest.skip.Exception(reason, _use_item_location=True)
+
+
+class PageParser:
+    """Every run block of a Markdown document, and every rule it breaks."""
 
     def __call__(self, document: Document) -> Iterable[Region]:
-        fences = list(self.lexer(document))
-        for index, region in enumerate(fences):
-            language = region.lexemes["language"]
-            if language not in PYTHON_LANGUAGES:
+        page = read_page(document.text)
+        line_starts = [0]
+        for line in document.text.splitlines(keepends=True):
+            line_starts.append(line_starts[-1] + len(line))
+
+        def span(first: int, last: int) -> tuple[int, int]:
+            return line_starts[first - 1], line_starts[min(last, len(line_starts) - 1)] - 1
+
+        by_line: dict[int, list[str]] = {}
+        for line, message in page.problems:
+            by_line.setdefault(line, []).append(message)
+        run_lines = {b.start for b in page.blocks if b.is_python}
+        for line, messages in by_line.items():
+            if line in run_lines:  # a problem on a run block's fence: report it with the block
                 continue
-            source = region.lexemes["source"]
-            if language == "pycon" or source.lstrip().startswith(">>>"):
-                for doctest_region in self.doctest_parser(source, document.path):
-                    doctest_region.adjust(region, source)
-                    yield doctest_region
-                continue
-            expected, output_line = None, None
-            following = fences[index + 1] if index + 1 < len(fences) else None
-            if (
-                following is not None
-                and following.lexemes["language"] == OUTPUT_LANGUAGE
-                and not document.text[region.end : following.start].strip()
-            ):
-                expected = str(following.lexemes["source"])
-                output_line = document.text.count("\n", 0, following.start) + 1
-            region.parsed = source
-            region.evaluator = CodeWithOutputEvaluator(expected, output_line)
-            yield region
-
-
-def _reset_global_state(namespace: dict) -> None:
-    """Give every page a fresh start: default print options, no open figures.
-
-    A page may set NumPy print options in a visible block; they must not leak
-    into the next page, whose blocks a reader runs in a fresh interpreter.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")  # figures drawn in a snippet must not open a window
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    np.set_printoptions(**_DEFAULT_PRINT_OPTIONS)
-    plt.close("all")
-
-
-def _default_print_options() -> dict:
-    import numpy as np
-
-    options = np.get_printoptions()
-    options.pop("override_repr", None)  # not accepted back by set_printoptions
-    return options
-
-
-_DEFAULT_PRINT_OPTIONS = _default_print_options()
+            yield Region(*span(line, line), parsed=messages, evaluator=ProblemEvaluator(messages))
+        for line in page.clears:
+            yield Region(*span(line, line), parsed=None, evaluator=ClearEvaluator())
+        for index, block in enumerate(page.blocks):
+            if block.is_python:
+                yield Region(*span(block.start, block.end), parsed=block.text, evaluator=BlockEvaluator(page, index))
 
 
 def docs_sybil(path: str = "docs") -> Sybil:
-    """The Sybil that runs docs/**/*.md (one namespace per page)."""
+    """The Sybil that runs docs/**/*.md (one child interpreter per page)."""
     return Sybil(
-        parsers=[PythonFenceParser(), SkipParser(), ClearNamespaceParser()],
+        parsers=[PageParser()],
         path=path,
         patterns=["*.md", "**/*.md"],
-        setup=_reset_global_state,
-        teardown=_reset_global_state,
+        teardown=_close_page,
         name="docs",
     )
+
+
+# --- copy isolation: each block in a fresh interpreter, as a reader copies it ---
+
+
+def isolated_programs(page: Page) -> list[tuple[int, str, str | None]]:
+    """(block index, program to run, expected output) for every code block.
+
+    A block runs with nothing before it, except a ``(continued)`` block,
+    which runs after the blocks it continues (and expects their output too).
+    """
+    result = []
+    for index, block in enumerate(page.blocks):
+        if not block.is_python or block.is_doctest:
+            continue
+        chain = page.chain(index)
+        printed = [
+            normalise_output(out.text) for i in chain if (out := page.output_after(i)) is not None
+        ]
+        program = "\n\n".join(page.blocks[i].text for i in chain)
+        result.append((index, program, "\n".join(printed) if printed else None))
+    return result
+
+
+#: A reader's fresh interpreter: outside the repository, qkv as installed.
+ALONE_ENV = {"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+FORK_RUNNER = Path(__file__).with_name("fork_runner.py")
+
+
+def run_alone(program: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """Run ``program`` in a fresh ``python`` outside the repository (qkv as installed)."""
+    return subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        cwd="/",  # not the repository: qkv must come from the installed package
+        env=ALONE_ENV,
+        timeout=block_timeout() if timeout is None else timeout,
+    )
+
+
+class AloneRunner:
+    """Like :func:`run_alone`, faster: each program runs in a child forked from a
+    zygote that started as a reader's interpreter does and imported only numpy
+    and qkv (tests/support/fork_runner.py). Falls back to :func:`run_alone` if
+    the zygote cannot start or dies."""
+
+    def __init__(self) -> None:
+        self.worker: PageWorker | None = None
+        try:
+            self.worker = PageWorker(script=FORK_RUNNER, cwd="/", env=ALONE_ENV)
+            self.worker.ask({"program": "", "timeout": 60}, 120)  # started and imported
+        except BlockEnded:
+            self.close()
+
+    def run(self, program: str) -> subprocess.CompletedProcess:
+        timeout = block_timeout()
+        if self.worker is not None:
+            try:
+                answer = self.worker.ask({"program": program, "timeout": timeout}, timeout + 30)
+            except BlockEnded:
+                self.close()
+            else:
+                if answer["timeout"]:
+                    raise subprocess.TimeoutExpired(program, timeout)
+                return subprocess.CompletedProcess(
+                    [sys.executable, "-c", program], answer["returncode"], answer["stdout"], answer["stderr"]
+                )
+        return run_alone(program, timeout)
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+
+def copy_isolation(path: Path, where: str) -> tuple[list[str], list[str], list[str]]:
+    """(failures, skipped by the page, needing a missing module) for one page.
+
+    Each entry names ``where:line``. Blocks run two at a time.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    page = read_page(path.read_text(encoding="utf-8"))
+    cases, skipped, missing = [], [], []
+    for index, program, expected in isolated_programs(page):
+        at = f"{where}:{page.blocks[index].start}"
+        if (skip := page.skip_of(index)) is not None:
+            skipped.append(f"{at}: skipped by the page (line {skip[0]}): {skip[1]}")
+        elif (reason := needs.missing_for(program)) is not None:
+            missing.append(f"{at}: {reason}")
+        else:
+            cases.append((at, program, expected))
+
+    def run_share(share: list) -> list:
+        runner = AloneRunner()
+        try:
+            results = []
+            for case in share:
+                try:
+                    results.append(runner.run(case[1]))
+                except subprocess.TimeoutExpired:
+                    results.append(None)
+            return results
+        finally:
+            runner.close()
+
+    shares = [cases[0::2], cases[1::2]]  # two at a time, each share in one runner
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = list(pool.map(run_share, shares))
+    results = [None] * len(cases)
+    results[0::2], results[1::2] = done[0], done[1]
+    failures = []
+    for (at, _, expected), result in zip(cases, results):
+        if result is None:
+            failures.append(f"{at}: ran longer than {block_timeout():g} s when run alone (QKV_BLOCK_TIMEOUT)")
+        elif result.returncode != 0:
+            failures.append(
+                f"{at}: fails when run alone in a fresh interpreter (exit status {result.returncode}); give it "
+                f"its own imports and data, or title it '(continued)':\n{result.stderr[-1500:]}"
+            )
+        elif expected is not None and normalise_output(result.stdout) != normalise_output(expected):
+            failures.append(
+                f"{at}: prints something else when run alone in a fresh interpreter; give it its own "
+                f"imports and data, or title it '(continued)':\n{result.stdout[-1500:]}"
+            )
+        elif expected is None and normalise_output(result.stdout):
+            failures.append(f"{at}: prints when run alone but the page shows no output block")
+    return failures, skipped, missing

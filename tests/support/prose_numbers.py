@@ -3,76 +3,185 @@
 A number in prose is *checked* when either
 
 * it is written as ``{{ name }}``: the build fills it in from the library
-  (``docs/hooks/values.py``), or
+  (a ``@value`` in the page's companion module), or
 * it appears, equal after rounding to the prose's decimals, in an ``output``
   block of the same page: a block whose text CI compares with what the code
-  above it printed.
+  right above it printed (not a doctest's, not a skipped block's).
 
 Numbers that must be checked: any with two or more decimals (``0.9985``,
-``-0.4161``, ``2.66x``) and any large integer (five or more digits, or with
-thousands separators: ``18,944,000``). Exempt: integers below 10,000 written
-without separators (positions, dimensions, "Table 3", years) and numbers with
-one decimal. Code, output blocks, HTML comments, link targets and arXiv ids
-are not prose.
+``-0.4161`` or ``−0.4161`` with U+2212, ``2.66x``), any large integer (five or
+more digits, or with thousands separators: ``18,944,000``, ``18 944 001``
+with spaces, thin or no-break spaces) and any number in scientific notation
+(``1.5e-3``). Exempt: integers below 10,000 written without separators
+(positions, dimensions, "Table 3", years) and numbers with one decimal. Code,
+output blocks, HTML comments, link targets (not their titles) and arXiv ids
+are not prose. Alt text, captions and widget labels are.
+
+Notebook pages count too: the markdown cells of ``docs/notebooks/*.py``
+(checked against what their code cells print, run in a fresh interpreter)
+and of ``docs/exercises/*.ipynb`` (against their stored outputs).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import parts  # docs/hooks, on pytest's pythonpath
 from page_blocks import split_page, verified_outputs
 
+#: Characters that separate thousands: comma, space, no-break, thin and narrow no-break space.
+_GROUP = r"(?:,\d{3})+|(?:[ \u00a0\u2009\u202f]\d{3})+"
 CHECKED_NUMBER = re.compile(
-    r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{5,}(?:\.\d+)?|\d+\.\d{2,})(?![\d]|\.\d|,\d{3})"
+    r"(?<![\w.,])-?(?:"
+    r"\d+(?:\.\d+)?[eE][-+]?\d+"  # scientific notation
+    rf"|\d{{1,3}}(?:{_GROUP})(?:\.\d+)?"  # thousands separators
+    r"|\d{5,}(?:\.\d+)?"  # five or more digits
+    r"|\d+\.\d{2,}"  # two or more decimals
+    r")(?![\d]|\.\d|,\d{3}|[ \u00a0\u2009\u202f]\d{3}\b)"
 )
-ANY_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+ANY_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+MINUS_SIGNS = str.maketrans({"\u2212": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "-"})
 NOT_PROSE = [
     re.compile(r"<!--.*?-->", re.DOTALL),  # comments and sybil directives
     re.compile(r"\{\{\s*[a-z0-9_]+\s*\}\}"),  # build-time values
-    re.compile(r"\]\([^)]*\)"),  # link targets
     re.compile(r"arXiv:\d{4}\.\d{4,5}", re.IGNORECASE),
     re.compile(r'\b(?:src|href|width|height)="[^"]*"'),
 ]
+#: A link's target is not prose; its title (``[x](url "title")``) is.
+LINK_TARGET = re.compile(r"\]\(\s*(?:<[^>]*>|[^\s)]*)(?P<title>\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)")
+LINK_DEFINITION = re.compile(r"^(?P<label>[ \t]*\[[^\]]+\]:)[ \t]*(?:<[^>]*>|\S+)", re.MULTILINE)
+HOW_TO_FIX = (
+    "print it in a block whose ```output shows it (rounded no further than written here), "
+    "or write it as {{ name }} with a @value in the page's companion module"
+)
 
 
 def _decimals(token: str) -> int:
-    return len(token.split(".")[1]) if "." in token else 0
+    mantissa = token.lower().split("e")[0]
+    return len(mantissa.split(".")[1]) if "." in mantissa else 0
 
 
 def _value(token: str) -> float:
-    return float(token.replace(",", ""))
+    return float(re.sub(r"[,\s\u00a0\u2009\u202f]", "", token))
+
+
+def _significant(token: str) -> int:
+    digits = re.sub(r"\D", "", token.lower().split("e")[0]).lstrip("0")
+    return max(len(digits), 1)
 
 
 def is_shown(token: str, outputs: list[str]) -> bool:
     """Is ``token`` an output number, possibly rounded to fewer decimals?"""
-    wanted, places = _value(token), _decimals(token)
+    wanted = _value(token)
+    scientific = "e" in token.lower()
+    places = _decimals(token)
     for output in outputs:
-        for candidate in ANY_NUMBER.findall(output):
+        for candidate in ANY_NUMBER.findall(output.translate(MINUS_SIGNS)):
             candidate = candidate.rstrip(",")
             try:
                 value = _value(candidate)
             except ValueError:
                 continue
-            if _decimals(candidate) >= places and abs(round(value, places) - wanted) < 1e-9:
+            if scientific:
+                # 1.5e-3 is checked by 0.0015 or 1.53e-03: equal to the prose's significant digits.
+                if value == wanted or (value and float(f"{value:.{_significant(token) - 1}e}") == wanted):
+                    return True
+            elif _decimals(candidate) >= places and abs(round(value, places) - wanted) < 1e-9:
                 return True
     return False
 
 
-def unchecked_numbers(path: Path) -> list[str]:
-    """``file:line: number`` for every prose number that nothing checks."""
+def _blank(text: str, patterns) -> str:
+    for pattern in patterns:
+        text = pattern.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    return text
+
+
+def prose_without_code(lines: list[str]) -> list[str]:
+    """The prose lines with comments, values, link targets and attributes blanked out."""
+    text = "\n".join(lines).translate(MINUS_SIGNS)
+    text = _blank(text, NOT_PROSE[:1])
+    text = LINK_TARGET.sub(lambda m: "] " + (m["title"] or "").strip(), text)
+    text = LINK_DEFINITION.sub(lambda m: m["label"], text)
+    return _blank(text, NOT_PROSE[1:]).split("\n")
+
+
+def unchecked_in(prose: list[tuple[int, str]], outputs: list[str], where: str, hint: bool = False) -> list[str]:
+    """``where:line: number ...`` for every number in ``prose`` that no output shows."""
+    problems = []
+    suffix = f"; {HOW_TO_FIX}" if hint else ""
+    for (number, _), line in zip(prose, prose_without_code([line for _, line in prose])):
+        for match in CHECKED_NUMBER.finditer(line):
+            if not is_shown(match.group(0), outputs):
+                problems.append(f"{where}:{number}: {match.group(0)} is not in any verified output{suffix}")
+    return problems
+
+
+def unchecked_numbers(path: Path, where: str | None = None, hint: bool = False) -> list[str]:
+    """``file:line: number`` for every prose number that nothing checks.
+
+    ``hint=True`` adds how to fix it to each message.
+    """
+    if path.suffix == ".ipynb":
+        return unchecked_in_ipynb(path, where or str(path), hint)
+    if path.suffix == ".py":
+        return unchecked_in_percent_notebook(path, where or str(path), hint)
     # Shortcodes become the words a reader sees: alt text and captions are prose.
     text = parts.as_prose(path.read_text(encoding="utf-8"), parts.load_page(path))
     blocks, prose = split_page(text)
-    outputs = verified_outputs(blocks, text)
-    # Multi-line comments: blank them out of the prose before scanning.
-    prose_text = "\n".join(line for _, line in prose)
-    for pattern in NOT_PROSE:
-        prose_text = pattern.sub(lambda m: "\n" * m.group(0).count("\n"), prose_text)
-    problems = []
-    for (number, _), line in zip(prose, prose_text.split("\n")):
-        for match in CHECKED_NUMBER.finditer(line):
-            if not is_shown(match.group(0), outputs):
-                problems.append(f"{path}:{number}: {match.group(0)} is not in any verified output")
-    return problems
+    return unchecked_in(prose, verified_outputs(blocks, text), where or str(path), hint)
+
+
+# --- notebook pages ----------------------------------------------------------------
+
+_CELL = re.compile(r"^# %%(?P<rest>.*)$")
+
+
+def percent_cells(text: str) -> list[tuple[str, list[tuple[int, str]]]]:
+    """A jupytext percent file as (cell type, [(line, text)]) with markdown's ``# `` removed."""
+    cells: list[tuple[str, list[tuple[int, str]]]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if match := _CELL.match(line):
+            cells.append(("markdown" if "[markdown]" in match["rest"] else "code", []))
+        elif cells:
+            kind, lines = cells[-1]
+            lines.append((number, re.sub(r"^# ?", "", line) if kind == "markdown" else line))
+    return cells
+
+
+def unchecked_in_percent_notebook(path: Path, where: str, hint: bool = False) -> list[str]:
+    """Numbers in a percent notebook's markdown cells, checked against what its code prints."""
+    from docs_pipeline import run_alone
+
+    cells = percent_cells(path.read_text(encoding="utf-8"))
+    prose = [line for kind, lines in cells if kind == "markdown" for line in lines]
+    program = "\n\n".join("\n".join(text for _, text in lines) for kind, lines in cells if kind == "code")
+    if not any(CHECKED_NUMBER.search(line) for line in prose_without_code([t for _, t in prose])):
+        return []  # nothing to check: do not run the notebook
+    result = run_alone(program)
+    outputs = [result.stdout] if result.returncode == 0 else []
+    return unchecked_in(prose, outputs, where, hint)
+
+
+def unchecked_in_ipynb(path: Path, where: str, hint: bool = False) -> list[str]:
+    """Numbers in an .ipynb's markdown cells, checked against its stored outputs; lines are the file's."""
+    raw = path.read_text(encoding="utf-8")
+    notebook = json.loads(raw)
+    outputs = [
+        "".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", ""))
+        for cell in notebook["cells"]
+        if cell["cell_type"] == "code"
+        for output in cell.get("outputs", [])
+    ]
+    prose, position = [], 0
+    for cell in notebook["cells"]:
+        source = cell["source"] if isinstance(cell["source"], list) else cell["source"].splitlines(True)
+        for line in source:
+            found = raw.find(json.dumps(line), position)
+            if found >= 0:
+                position = found
+            if cell["cell_type"] == "markdown":
+                prose.append((raw.count("\n", 0, position) + 1, line.rstrip("\n")))
+    return unchecked_in(prose, outputs, where, hint)

@@ -1,0 +1,112 @@
+"""Run programs "alone" quickly: a zygote that has imported only NumPy and qkv
+forks a child per program (see docs_pipeline.AloneRunner).
+
+Run as ``python fork_runner.py <fd>``, started like a reader's interpreter
+(working directory ``/``, no PYTHONPATH: qkv as installed). One JSON request
+per line on stdin, ``{"program": ..., "timeout": seconds}``; one JSON answer
+per line on ``<fd>``: ``{"returncode", "stdout", "stderr", "timeout"}``.
+
+Each child starts with an empty ``__main__`` namespace, runs the program as
+``python -c`` would (a traceback and status 1 on an exception, ``sys.exit``
+codes honoured, ``atexit`` handlers run) and its stdout and stderr are
+captured at the file-descriptor level. What it shares with the zygote is
+what a reader's fresh interpreter would load anyway: the imported modules
+numpy and qkv, in their just-imported state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+
+import numpy  # noqa: F401 - preloaded: the point of the zygote
+import qkv  # noqa: F401
+
+
+def _child(program: str, out_path: str, err_path: str, timeout: float) -> None:
+    import atexit
+    import traceback
+    import types
+
+    _exit, _stdout, _stderr = os._exit, sys.stdout, sys.stderr
+    for fd, path in ((1, out_path), (2, err_path)):
+        target = os.open(path, os.O_WRONLY | os.O_TRUNC)
+        os.dup2(target, fd)
+        os.close(target)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.alarm(int(timeout) + 10)  # a backstop if the zygote that would kill it is gone
+    main = types.ModuleType("__main__")  # an empty __main__, as in a fresh interpreter
+    sys.modules["__main__"] = main
+    sys.argv = ["-c"]
+    code = 0
+    try:
+        exec(compile(program, "<string>", "exec"), main.__dict__)
+    except SystemExit as stop:
+        if stop.code is None:
+            code = 0
+        elif isinstance(stop.code, int):
+            code = stop.code
+        else:
+            print(stop.code, file=sys.stderr)
+            code = 1
+    except BaseException:  # noqa: BLE001 - as python -c reports it
+        traceback.print_exc()
+        code = 1
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr, _stdout, _stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001
+                pass
+        _exit(code)
+
+
+def run(program: str, timeout: float) -> dict:
+    out_fd, out_path = tempfile.mkstemp()
+    err_fd, err_path = tempfile.mkstemp()
+    os.close(out_fd)
+    os.close(err_fd)
+    try:
+        pid = os.fork()
+        if pid == 0:
+            _child(program, out_path, err_path, timeout)
+        deadline = time.monotonic() + timeout
+        timed_out = False
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                timed_out = True
+                break
+            time.sleep(0.005)
+        with open(out_path, encoding="utf-8", errors="replace") as out, open(err_path, encoding="utf-8", errors="replace") as err:
+            return {
+                "returncode": os.waitstatus_to_exitcode(status),
+                "stdout": out.read(),
+                "stderr": err.read(),
+                "timeout": timed_out,
+            }
+    finally:
+        os.unlink(out_path)
+        os.unlink(err_path)
+
+
+def main() -> None:
+    answers = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
+    for raw in sys.stdin:
+        request = json.loads(raw)
+        answers.write(json.dumps(run(request["program"], request["timeout"])) + "\n")
+        answers.flush()
+
+
+if __name__ == "__main__":
+    main()
