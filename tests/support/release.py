@@ -1,0 +1,113 @@
+"""The release dry run: build the sdist and the wheel, then check them, as the
+release workflow does before it publishes (``make dist`` runs this).
+
+    python tests/support/release.py [OUTDIR]      # default: dist/
+
+Steps, each must pass: ``python -m build`` (an isolated build from the
+source tree), ``twine check --strict`` (the metadata PyPI will render) and
+``check-wheel-contents`` (no stray, duplicate or empty files in the wheel).
+Then it checks what those tools do not: the wheel's version equals
+pyproject.toml's, and the wheel holds every module and package-data file of
+``src/qkv`` (a ``.sql`` query or an exercise starter left out would break for
+every reader and pass every test run from the source tree).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = ROOT / "src"
+# Files of src/qkv that are not meant to ship (none today).
+NOT_SHIPPED: set[str] = set()
+
+
+class ReleaseCheckFailed(RuntimeError):
+    pass
+
+
+def version() -> str:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+
+
+def _run(step: str, *args: str, cwd: Path = ROOT) -> str:
+    started = time.perf_counter()
+    result = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if result.returncode != 0:
+        raise ReleaseCheckFailed(f"{step} failed (exit {result.returncode}):\n{(result.stdout + result.stderr)[-3000:]}")
+    print(f"ok   {step} ({seconds:.1f} s)")
+    return result.stdout + result.stderr
+
+
+def source_files(source: Path = SOURCE) -> set[str]:
+    """What the wheel must hold: every file under src/qkv but caches."""
+    files = set()
+    for path in (source / "qkv").rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            files.add(path.relative_to(source).as_posix())
+    return files - NOT_SHIPPED
+
+
+def missing_from_wheel(wheel: Path, source: Path = SOURCE) -> list[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = set(archive.namelist())
+    return sorted(source_files(source) - shipped)
+
+
+def check_wheel(wheel: Path, source: Path = SOURCE) -> None:
+    """The wheel holds every file of src/qkv, the license and the version."""
+    missing = missing_from_wheel(wheel, source)
+    if missing:
+        raise ReleaseCheckFailed(
+            f"{wheel.name} lacks {len(missing)} file(s) of src/qkv: {', '.join(missing)} "
+            "(package them: [tool.setuptools.package-data] or an __init__.py in pyproject.toml)"
+        )
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    expected = f"qkv-{version()}.dist-info/licenses/LICENSE"
+    if expected not in names:
+        raise ReleaseCheckFailed(f"{wheel.name} lacks {expected} (license-files in pyproject.toml)")
+
+
+def dry_run(outdir: Path, project: Path = ROOT) -> Path:
+    """Build and check; return the wheel's path."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    for old in list(outdir.glob("qkv-*.whl")) + list(outdir.glob("qkv-*.tar.gz")):
+        old.unlink()
+    python = sys.executable
+    _run("python -m build", python, "-m", "build", "--outdir", str(outdir), str(project))
+    wheels = sorted(outdir.glob("qkv-*.whl"))
+    sdists = sorted(outdir.glob("qkv-*.tar.gz"))
+    if len(wheels) != 1 or len(sdists) != 1:
+        raise ReleaseCheckFailed(f"expected one wheel and one sdist in {outdir}, found {wheels + sdists}")
+    wheel, sdist = wheels[0], sdists[0]
+    _run("twine check --strict", python, "-m", "twine", "check", "--strict", str(wheel), str(sdist))
+    _run("check-wheel-contents", python, "-m", "check_wheel_contents", str(wheel))
+    want = f"qkv-{version()}-py3-none-any.whl"
+    if wheel.name != want:
+        raise ReleaseCheckFailed(f"built {wheel.name}, expected {want} (the version in pyproject.toml)")
+    check_wheel(wheel, project / "src")
+    print(f"ok   every file of src/qkv, the license and version {version()} are in the wheel")
+    print(f"built {sdist.relative_to(outdir.parent) if outdir.parent in sdist.parents else sdist}")
+    print(f"built {wheel.relative_to(outdir.parent) if outdir.parent in wheel.parents else wheel}")
+    return wheel
+
+
+def main(argv: list[str]) -> int:
+    outdir = Path(argv[0]) if argv else ROOT / "dist"
+    try:
+        dry_run(outdir.resolve())
+    except ReleaseCheckFailed as error:
+        print(f"FAIL {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
