@@ -1,7 +1,11 @@
 """The release dry run: build the sdist and the wheel, then check them, as the
 release workflow does before it publishes (``make dist`` runs this).
 
-    python tests/support/release.py [OUTDIR]      # default: dist/
+    python tests/support/release.py [OUTDIR] [--tag vX.Y.Z]   # default: dist/
+
+With ``--tag`` (the release workflow passes the pushed tag) it first checks
+that the tag is ``v`` + pyproject.toml's version and that CHANGELOG.md has
+an entry for that version.
 
 Steps, each must pass: ``python -m build`` (an isolated build from the
 source tree), ``twine check --strict`` (the metadata PyPI will render) and
@@ -14,6 +18,7 @@ every reader and pass every test run from the source tree).
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -33,6 +38,24 @@ class ReleaseCheckFailed(RuntimeError):
 
 def version() -> str:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+
+
+def changelog_versions(text: str) -> list[str]:
+    """The released versions in a Keep a Changelog file (``## [0.1.0] - 2026-12-01``)."""
+    return re.findall(r"^## \[(\d[^\]]*)\] - \d{4}-\d{2}-\d{2}\s*$", text, flags=re.MULTILINE)
+
+
+def check_tag(tag: str, project: Path = ROOT) -> None:
+    """The pushed tag names pyproject.toml's version, which has a changelog entry."""
+    want = f"v{version()}"
+    if tag != want:
+        raise ReleaseCheckFailed(f"tag {tag} does not match pyproject.toml's version: expected {want}")
+    changelog = project / "CHANGELOG.md"
+    if version() not in changelog_versions(changelog.read_text(encoding="utf-8")):
+        raise ReleaseCheckFailed(
+            f"CHANGELOG.md has no entry '## [{version()}] - YYYY-MM-DD': move the Unreleased notes under it"
+        )
+    print(f"ok   tag {tag} = pyproject.toml's version, with a CHANGELOG.md entry")
 
 
 def _run(step: str, *args: str, cwd: Path = ROOT) -> str:
@@ -100,9 +123,16 @@ def dry_run(outdir: Path, project: Path = ROOT) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    outdir = Path(argv[0]) if argv else ROOT / "dist"
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Build the sdist and wheel and check them (the release dry run).")
+    parser.add_argument("outdir", nargs="?", default=str(ROOT / "dist"))
+    parser.add_argument("--tag", help="the pushed tag, e.g. v0.1.0 (the release workflow)")
+    args = parser.parse_args(argv)
     try:
-        dry_run(outdir.resolve())
+        if args.tag is not None:
+            check_tag(args.tag)
+        dry_run(Path(args.outdir).resolve())
     except ReleaseCheckFailed as error:
         print(f"FAIL {error}", file=sys.stderr)
         return 1
