@@ -42,13 +42,17 @@ def programs(text: str) -> list[tuple[Block, str, str | None]]:
     return result
 
 
-def run_alone(program: str) -> subprocess.CompletedProcess:
+def run_alone(program: str, python: str = sys.executable, pythonpath: str | None = None) -> subprocess.CompletedProcess:
+    """Run ``program`` with ``python`` (tests/test_wheel.py passes a fresh venv's)."""
+    env = {"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
     return subprocess.run(
-        [sys.executable, "-c", program],
+        [python, "-c", program],
         capture_output=True,
         text=True,
         cwd="/",  # not the repository: qkv must come from the installed package
-        env={"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"},
+        env=env,
         timeout=120,
     )
 

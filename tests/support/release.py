@@ -89,7 +89,7 @@ def check_wheel(wheel: Path, source: Path = SOURCE) -> None:
     if missing:
         raise ReleaseCheckFailed(
             f"{wheel.name} lacks {len(missing)} file(s) of src/qkv: {', '.join(missing)} "
-            "(package them: [tool.setuptools.package-data] or an __init__.py in pyproject.toml)"
+            "(pyproject.toml's [tool.setuptools.packages.find] and [tool.setuptools.package-data] must take them in)"
         )
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
