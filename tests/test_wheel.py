@@ -24,12 +24,15 @@ About two to three minutes in all on a 2-core machine (marked ``wheel``).
 
 from __future__ import annotations
 
+import email
 import os
+import re
 import shutil
 import subprocess
 import sys
 import textwrap
 import time
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -270,4 +273,56 @@ def test_the_sql_files_left_out_fail(tmp_path):
     venv = make_venv(tmp_path / "venv", wheel)
     result = venv.run(venv.python, "-c", DOCTESTS)
     assert result.returncode != 0
-    assert "FileNotFoundError" in result.stdout and "scores.sql" in result.stdout, result.stdout[-3000:]
+    assert re.search(
+        r"FileNotFoundError: \[Errno 2\] No such file or directory: '\S+/site-packages/qkv/sql/\w+\.sql'", result.stdout
+    ), result.stdout[-3000:]
+    assert re.search(r"\d+ modules, \d+ examples, [1-9]\d* failed$", result.stdout.strip()), result.stdout[-300:]
+
+
+# --- Metadata a reader expects (PyPI's page, pip, type checkers). ---
+
+LINK = re.compile(r"\]\(([^)\s]+)\)|<((?:https?://)?[^>\s]+)>")
+
+
+def first_paragraph(markdown: str) -> str:
+    """The first paragraph after the title."""
+    return markdown.split("\n\n")[1].strip()
+
+
+def local_links(markdown: str) -> list[str]:
+    """Link targets a reader on PyPI could not follow (not http(s))."""
+    targets = [a or b for a, b in LINK.findall(markdown)]
+    return [t for t in targets if not t.startswith(("https://", "http://"))]
+
+
+def test_the_pypi_description_is_the_readmes_first_paragraph_without_local_paths():
+    pypi = (ROOT / "README.pypi.md").read_text(encoding="utf-8")
+    assert first_paragraph(pypi) == first_paragraph((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert local_links(pypi) == []
+    assert "docs/" not in pypi and "src/" not in pypi and "make " not in pypi
+
+
+def test_local_links_are_caught():
+    planted = "See [the contributing rules](CONTRIBUTING.md) and <https://example.org>, [ok](https://a.b/c)."
+    assert local_links(planted) == ["CONTRIBUTING.md"]
+
+
+def test_wheel_metadata(built):
+    wheel, _ = built
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        meta = email.message_from_string(
+            archive.read(f"qkv-{release.version()}.dist-info/METADATA").decode("utf-8")
+        )
+    assert "qkv/py.typed" in names
+    assert meta["Requires-Python"] == ">=3.11"
+    assert meta["License-Expression"] == "MIT" and meta["License-File"] == "LICENSE"
+    # What a plain `pip install qkv` brings: NumPy and nothing else.
+    assert [r for r in meta.get_all("Requires-Dist") if "extra ==" not in r] == ["numpy<3,>=1.26"]
+    urls = dict(entry.split(", ", 1) for entry in meta.get_all("Project-URL"))
+    assert set(urls) >= {"Documentation", "Source", "Issues"}, urls
+    assert all(url.startswith("https://") for url in urls.values()), urls
+    classifiers = meta.get_all("Classifier")
+    assert "Typing :: Typed" in classifiers and "Programming Language :: Python :: 3.11" in classifiers
+    assert meta["Description-Content-Type"] == "text/markdown"
+    assert meta.get_payload().strip() == (ROOT / "README.pypi.md").read_text(encoding="utf-8").strip()
