@@ -48,7 +48,7 @@ def test_the_repository_url_comes_from_mkdocs_yml_and_the_version_from_qkv():
     pip = notebooks.install_line.read().pip  # pip install qkv==<installed version>
     for name in notebooks.EXERCISES:
         text = (notebooks.EXERCISES_DIR / f"{name}.ipynb").read_text(encoding="utf-8")
-        assert pip.replace("pip ", "install -q ") in text
+        assert pip.replace("pip install", "install -q") in text
         assert notebooks.colab_url(name) in text
         assert notebooks.colab_url(name).startswith("https://colab.research.google.com/github/")
 
