@@ -17,9 +17,10 @@ that venv's Python, with no PYTHONPATH and run from ``/``, runs
 * ``qkv-exercise list``, each starter, and the checker on a solution;
 * every doctest in the installed package.
 
-Two planted packaging faults (a subpackage left out, the ``.sql`` files left
-out) are built into wheels of their own and must fail with their messages.
-About two to three minutes in all on a 2-core machine (marked ``wheel``).
+Three planted faults (a subpackage left out, the ``.sql`` files left out, an
+undeclared import) are built into wheels of their own, installed over the
+fresh venv's qkv, and must fail with their messages. About three to eight
+minutes in all on a busy 2-core machine (marked ``wheel``).
 """
 
 from __future__ import annotations
@@ -246,7 +247,18 @@ def planted_wheel(tmp_path: Path, old: str, new: str) -> Path:
     return build_wheel(project, tmp_path / "dist")
 
 
-def test_a_subpackage_left_out_fails(tmp_path):
+def installed_over(venv: Venv, wheel: Path, where: Path) -> dict[str, str]:
+    """``wheel`` alone (no dependencies) in ``where``, ahead of the venv's qkv
+    on PYTHONPATH: the reader's fresh venv, with the faulty wheel in it."""
+    result = subprocess.run(
+        [venv.python, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(where), str(wheel)],
+        capture_output=True, text=True, env=clean_env(),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    return {**clean_env(), "PYTHONPATH": str(where)}
+
+
+def test_a_subpackage_left_out_fails(built, tmp_path):
     wheel = planted_wheel(
         tmp_path,
         '[tool.setuptools.packages.find]\nwhere = ["src"]',
@@ -258,25 +270,46 @@ def test_a_subpackage_left_out_fails(tmp_path):
     assert message.startswith(f"{wheel.name} lacks 17 file(s) of src/qkv: qkv/exercises/__init__.py, "), message
     assert "qkv/exercises/starters/input_layer.py" in message
     # And what a reader meets: the command is installed, its module is not.
-    venv = make_venv(tmp_path / "venv", wheel)
-    listed = venv.run(str(venv.root / "bin" / "qkv-exercise"), "list")
+    _, venv = built
+    env = installed_over(venv, wheel, tmp_path / "site")
+    cli = str(tmp_path / "site" / "bin" / "qkv-exercise")
+    listed = subprocess.run([cli, "list"], capture_output=True, text=True, env=env, cwd="/")
     assert listed.returncode != 0
     assert "ModuleNotFoundError: No module named 'qkv.exercises'" in listed.stderr, listed.stderr
 
 
-def test_the_sql_files_left_out_fail(tmp_path):
+def test_the_sql_files_left_out_fail(built, tmp_path):
     wheel = planted_wheel(tmp_path, '"qkv.sql" = ["*.sql"]\n', "")
     with pytest.raises(release.ReleaseCheckFailed) as caught:
         release.check_wheel(wheel)
     message = str(caught.value)
     assert message.startswith(f"{wheel.name} lacks 10 file(s) of src/qkv: qkv/sql/mask_causal.sql, "), message
-    venv = make_venv(tmp_path / "venv", wheel)
-    result = venv.run(venv.python, "-c", DOCTESTS)
+    _, venv = built
+    env = installed_over(venv, wheel, tmp_path / "site")
+    result = subprocess.run([venv.python, "-c", DOCTESTS], capture_output=True, text=True, env=env, cwd="/")
     assert result.returncode != 0
     assert re.search(
-        r"FileNotFoundError: \[Errno 2\] No such file or directory: '\S+/site-packages/qkv/sql/\w+\.sql'", result.stdout
+        r"FileNotFoundError: \[Errno 2\] No such file or directory: '\S+/site/qkv/sql/\w+\.sql'", result.stdout
     ), result.stdout[-3000:]
     assert re.search(r"\d+ modules, \d+ examples, [1-9]\d* failed$", result.stdout.strip()), result.stdout[-300:]
+
+
+def test_an_undeclared_dependency_fails(built, tmp_path):
+    # Planted: qkv.toy starts using PyYAML (installed in the development venv,
+    # so every source-tree test passes) without declaring it.
+    project = project_copy(tmp_path / "project")
+    toy = project / "src" / "qkv" / "toy.py"
+    source = toy.read_text(encoding="utf-8")
+    toy.write_text(source.replace("import numpy as np\n", "import numpy as np\nimport yaml  # noqa: F401\n", 1))
+    assert "import yaml" in toy.read_text(encoding="utf-8")
+    wheel = build_wheel(project, tmp_path / "dist")
+    release.check_wheel(wheel, project / "src")  # every file is there: only running it shows the fault
+    _, venv = built
+    env = installed_over(venv, wheel, tmp_path / "site")
+    first_block = programs((ROOT / "docs" / "chapters" / "embeddings.md").read_text(encoding="utf-8"))[0][1]
+    result = subprocess.run([venv.python, "-c", first_block], capture_output=True, text=True, env=env, cwd="/")
+    assert result.returncode != 0
+    assert result.stderr.strip().endswith("ModuleNotFoundError: No module named 'yaml'"), result.stderr[-1500:]
 
 
 # --- Metadata a reader expects (PyPI's page, pip, type checkers). ---
