@@ -63,7 +63,8 @@ def _run(step: str, *args: str, cwd: Path = ROOT) -> str:
     result = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if result.returncode != 0:
-        raise ReleaseCheckFailed(f"{step} failed (exit {result.returncode}):\n{(result.stdout + result.stderr)[-3000:]}")
+        output = (result.stdout + result.stderr)[-3000:]
+        raise ReleaseCheckFailed(f"{step} failed (exit {result.returncode}):\n{output}")
     print(f"ok   {step} ({seconds:.1f} s)")
     return result.stdout + result.stderr
 
