@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test check bench bench-sql bench-attention lock clean chapter
+.PHONY: install serve build test check bench bench-sql bench-attention lock clean chapter dist
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,12 @@ check: $(STAMP)
 	@test -n "$(PAGE)" || { echo "usage: make check PAGE=docs/chapters/<name>.md"; exit 2; }
 	PYTHONPATH="$(CURDIR)/src$${PYTHONPATH:+:$$PYTHONPATH}" $(PY) tests/support/check_page.py "$(PAGE)"
 
+# The release dry run: build the sdist and wheel into dist/, twine check
+# --strict, check-wheel-contents, and every file of src/qkv in the wheel.
+# The release workflow runs the same script before it publishes.
+dist: $(STAMP)
+	$(PY) tests/support/release.py dist
+
 # A new chapter from the template: make chapter NAME=<slug> TITLE="<title>"
 chapter: $(STAMP)
 	$(PY) docs/hooks/new_chapter.py "$(NAME)" "$(TITLE)"
@@ -58,9 +64,11 @@ bench-attention: $(STAMP)
 	$(PY) benchmarks/attention.py
 
 # Regenerate the constraints (the lock) from the current environment.
-# PyTorch is left out: .ci/run pins it (the CPU build) on its own.
+# PyTorch is left out of constraints.txt: constraints-torch.txt pins it and
+# everything it and the reference implementations depend on (.ci/run).
 lock: $(STAMP)
 	$(PY) -m pip freeze --exclude-editable | grep -v -E '^(-e|torch==|nvidia-|triton==)' > constraints.txt
+	$(PY) tests/support/lock.py torch transformers rotary-embedding-torch einops > constraints-torch.txt
 
 clean:
-	rm -rf $(VENV) site artifacts .pytest_cache .hypothesis
+	rm -rf $(VENV) site dist build artifacts .pytest_cache .hypothesis

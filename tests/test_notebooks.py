@@ -53,11 +53,11 @@ def test_committed_exercise_notebooks_are_current(name):
     assert committed == generated, f"run `python docs/hooks/notebooks.py` to regenerate {name}.ipynb"
 
 
-def test_the_repository_url_comes_from_mkdocs_yml():
-    repo = notebooks.repository_url()
+def test_the_repository_url_comes_from_mkdocs_yml_and_the_version_from_qkv():
+    pip = notebooks.install_line.read().pip  # pip install qkv==<installed version>
     for name in notebooks.EXERCISES:
         text = (notebooks.EXERCISES_DIR / f"{name}.ipynb").read_text(encoding="utf-8")
-        assert f"git+{repo}" in text
+        assert pip.replace("pip install", "install -q") in text
         assert notebooks.colab_url(name) in text
         assert notebooks.colab_url(name).startswith("https://colab.research.google.com/github/")
 

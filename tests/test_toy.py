@@ -123,7 +123,13 @@ class TestReadOnly:
 
 class TestPackage:
     def test_version_and_exports(self):
-        assert qkv.__version__ == "0.1.0"
+        # The version's one home is pyproject.toml; qkv reads it back from
+        # the installed metadata (a stale install fails here: make install).
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        assert qkv.__version__ == tomllib.loads(pyproject.read_text())["project"]["version"]
         for name in qkv.__all__:
             assert hasattr(qkv, name), name
         assert qkv.toy is toy

@@ -9,6 +9,9 @@
 * ``on_page_markdown`` expands ``<!-- qkv:figure name -->``,
   ``<!-- qkv:widget name -->`` and ``{{ name }}``; any misuse fails the build
   with ``file:line``.
+* ``on_config`` also reads the installed qkv's version and requirements
+  (``install_line.py``): the home page and every chapter get one line under
+  the title saying how to run their code, and the footer shows the version.
 * ``on_page_content`` turns TeX into MathML at build time (no math JavaScript,
   no web fonts: Chromium renders MathML Core natively). Markdown pages carry
   TeX from pymdownx.arithmatex; notebook pages carry ``$...$`` from nbconvert.
@@ -29,6 +32,7 @@ from mkdocs.structure.files import File
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import install_line  # noqa: E402
 import notebooks  # noqa: E402
 import parts  # noqa: E402
 
@@ -103,13 +107,19 @@ def _fresh_imports() -> None:
             del sys.modules[name]
 
 
+_INSTALL: list[install_line.Install] = []
+
+
 def on_config(config):
     _fresh_imports()
     try:
         _PARTS.clear()
         _PARTS.update(parts.load(Path(config.docs_dir)))
-    except parts.PartsError as error:
+        _INSTALL[:] = [install_line.read()]
+    except (parts.PartsError, install_line.StaleInstall) as error:
         raise PluginError(str(error)) from None
+    # The footer (overrides/partials/copyright.html) shows the version.
+    config.extra["qkv_version"] = _INSTALL[0].version
     return config
 
 
@@ -121,7 +131,9 @@ def on_files(files, config):
             files.append(File.generated(config, widget.path, content=widget.json()))
     for chapter in [f for f in files if _is_chapter(f.src_uri)]:
         source = Path(chapter.abs_src_path).read_text(encoding="utf-8")
-        notebook = notebooks.nbformat.writes(notebooks.chapter_notebook(fill_parts(source, chapter.src_uri)))
+        notebook = notebooks.nbformat.writes(
+            notebooks.chapter_notebook(fill_parts(source, chapter.src_uri), install=_INSTALL[0])
+        )
         files.append(File.generated(config, chapter.src_uri[:-3] + ".ipynb", content=notebook))
     return files
 
@@ -139,14 +151,25 @@ def fill_parts(markdown: str, src_uri: str) -> str:
         raise PluginError(str(error)) from None
 
 
+def under_title(markdown: str, src_uri: str) -> str:
+    """What goes under a page's title: how to run its code, the notebook link."""
+    lines = ""
+    if install_line.carries_line(src_uri):
+        lines += "\n\n" + _INSTALL[0].markdown()
+    if _is_chapter(src_uri):
+        # The same chapter as a notebook, generated in on_files.
+        name = src_uri.split("/")[-1][:-3]
+        lines += f"\n\n[Download this chapter as a notebook]({name}.ipynb){{ download }}"
+    if not lines:
+        return markdown
+    if not re.search(r"^# .+$", markdown, flags=re.MULTILINE):
+        raise PluginError(f"docs/{src_uri}: no '# ' title to put the install line under")
+    return re.sub(r"^(# .+)$", lambda m: m[1] + lines + "\n", markdown, count=1, flags=re.MULTILINE)
+
+
 def on_page_markdown(markdown: str, page, config, files):
     markdown = fill_parts(markdown, page.file.src_uri)
-    if _is_chapter(page.file.src_uri):
-        # Under the title: the same chapter as a notebook, generated above.
-        name = page.file.src_uri.split("/")[-1][:-3]
-        link = f"\n\n[Download this chapter as a notebook]({name}.ipynb){{ download }}\n"
-        markdown = re.sub(r"^(# .+)$", lambda m: m[1] + link, markdown, count=1, flags=re.MULTILINE)
-    return markdown
+    return under_title(markdown, page.file.src_uri)
 
 
 def on_page_content(html_content: str, page, config, files):

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import jupytext
 import nbformat
 import yaml
+
+sys.path.insert(0, str(Path(__file__).parent))
+import install_line  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES_DIR = ROOT / "docs" / "exercises"
@@ -61,10 +65,18 @@ def _new_notebook(cells: list) -> nbformat.NotebookNode:
     return notebook
 
 
-def chapter_notebook(markdown: str) -> nbformat.NotebookNode:
-    """A chapter page as a notebook; top-level python fences become code cells."""
+def _install_of(install: install_line.Install | None) -> install_line.Install:
+    return install or install_line.read()
+
+
+def chapter_notebook(markdown: str, install: install_line.Install | None = None) -> nbformat.NotebookNode:
+    """A chapter page as a notebook; top-level python fences become code cells.
+
+    The first code cell installs the qkv the page was checked with where it
+    is missing (``install``: read from the installed package if not given).
+    """
     parsed = jupytext.reads(markdown, fmt="md")
-    cells = []
+    cells = [nbformat.v4.new_code_cell(_install_of(install).notebook_cell())]
     for cell in parsed.cells:
         if cell.cell_type == "code":
             cells.append(nbformat.v4.new_code_cell(cell.source))
@@ -77,9 +89,16 @@ def _starter_source(module: str) -> str:
     return (ROOT / "src" / "qkv" / "exercises" / "starters" / f"{module}.py").read_text(encoding="utf-8")
 
 
-def exercise_notebook(name: str, repo: str | None = None) -> nbformat.NotebookNode:
-    """The starter of exercise ``name`` as a notebook, ending with the check."""
+def exercise_notebook(
+    name: str, repo: str | None = None, install: install_line.Install | None = None
+) -> nbformat.NotebookNode:
+    """The starter of exercise ``name`` as a notebook, ending with the check.
+
+    Its first code cell installs the qkv release the site was checked with
+    (``install``: read from the installed package if not given).
+    """
     repo = repo or repository_url()
+    install = _install_of(install)
     module, title, chapter = EXERCISES[name]
     source = _starter_source(module)
     tree = ast.parse(source)
@@ -90,8 +109,8 @@ def exercise_notebook(name: str, repo: str | None = None) -> nbformat.NotebookNo
     cells = [
         nbformat.v4.new_markdown_cell(
             f"# {title}\n\n"
-            f"[Open in Colab]({colab_url(name, repo)}) (it installs `qkv` from "
-            f"the repository first). The chapter behind it: {chapter}.\n\n"
+            f"[Open in Colab]({colab_url(name, repo)}) (its first cell runs "
+            f"`{install.pip}`). The chapter behind it: {chapter}.\n\n"
             "Write each function in the cell under its heading, then run the last "
             "cell: it calls your functions on small inputs, compares them with the "
             "reference implementation in `qkv`, and names the classic mistakes it "
@@ -100,12 +119,7 @@ def exercise_notebook(name: str, repo: str | None = None) -> nbformat.NotebookNo
             "From a terminal the same check is "
             f"`qkv-exercise check {name} your_file.py`."
         ),
-        nbformat.v4.new_code_cell(
-            "# Installs qkv from the repository where it is missing (e.g. on Colab).\n"
-            "import importlib.util\n\n"
-            'if importlib.util.find_spec("qkv") is None:\n'
-            f'    get_ipython().run_line_magic("pip", "install -q \'qkv @ git+{repo}\'")'
-        ),
+        nbformat.v4.new_code_cell(install.notebook_cell()),
         nbformat.v4.new_code_cell("\n".join(imports)),
     ]
     for function in functions:

@@ -60,7 +60,19 @@ from qkv.training import (
     train_heads,
 )
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    # One place for the version: pyproject.toml, read back from the installed
+    # package's metadata (a source tree that was never installed has none).
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("qkv")
+    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+        return "0+unknown"
+
+
+__version__ = _version()
 
 __all__ = [
     "__version__",
