@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test bench bench-sql lock clean chapter
+.PHONY: install serve build test bench bench-sql plans-sql lock clean chapter
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,12 @@ bench: $(STAMP)
 # benchmarks/results/sql-attention.json (run it on a quiet machine).
 bench-sql: $(STAMP)
 	$(PY) benchmarks/sql_attention.py
+
+# The plans SQLite, PostgreSQL and DuckDB choose for one head, written to
+# benchmarks/results/sql-plans.json (the chapter "Attention is a query" reads
+# PostgreSQL's from there: not every reader has one).
+plans-sql: $(STAMP)
+	$(PY) benchmarks/sql_plans.py
 
 # Regenerate the constraints (the lock) from the current environment.
 # PyTorch is left out: .ci/run pins it (the CPU build) on its own.
