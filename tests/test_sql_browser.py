@@ -169,3 +169,32 @@ def test_the_sql_page_asks_for_the_runner_and_wasm_in_its_csp():
     front = text.split("---")[1]
     assert re.search(r"^sql_runner: true$", front, re.MULTILINE)
     assert re.search(r"^csp_wasm: true$", front, re.MULTILINE)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_an_open_panel_passes_axe(browser, site_url, scheme):
+    """The query box, the result table and the error line, as axe-core sees them."""
+    from test_site_browser import AXE, open_page
+
+    if not AXE.is_file():
+        pytest.fail("axe-core is not installed; run `npm ci`", pytrace=False)
+    page, context, problems = open_page(browser, site_url + PAGE, scheme=scheme, width=1280)
+    block = block_with(page, "CREATE TEMP VIEW output")
+    run_button(block).click()
+    panel = panel_of(block)
+    result_rows(panel)
+    other = block_with(page, "CREATE TEMP VIEW scores")
+    run_button(other).click()
+    panel_of(other).get_by_label(re.compile("Query")).fill("SELEC 1;")
+    run_button(other).click()
+    panel_of(other).locator(".qkv-sql-error").wait_for(timeout=30000)
+    page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    violations = page.evaluate(
+        """async () => (await axe.run('.qkv-sql-panel', {resultTypes: ['violations']})).violations
+            .map(v => `${v.id} (${v.impact}) x${v.nodes.length}: ${v.nodes.slice(0, 3)
+            .map(n => n.target.join(' ')).join(', ')}`)"""
+    )
+    context.close()
+    assert not violations, "\n".join(violations)
+    assert not problems, "\n".join(problems)

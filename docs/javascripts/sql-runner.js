@@ -104,7 +104,7 @@
     blocks.forEach(function (block) { block.dataset.qkvSql = block.querySelector("code").textContent; });
     blocks.forEach(function (block, index) {
       var original = block.dataset.qkvSql;
-      var button = el("button", { type: "button", class: "md-button qkv-sql-run" }, "Run");
+      var button = el("button", { type: "button", class: "qkv-sql-run" }, "Run");
       button.setAttribute("aria-label", "Run this SQL in your browser (SQLite)");
       var bar = el("div", { class: "qkv-sql-bar" });
       bar.appendChild(button);
