@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 from parts import value
 
 import qkv
@@ -36,7 +37,8 @@ def _package(name: str) -> str:
 
 
 def _rows(table: str, arr) -> str:
-    rows = [f"({pos}, {dim}, {float(arr[pos, dim])!r})" for pos in range(arr.shape[0]) for dim in range(arr.shape[1])]
+    pos, dim = np.indices(arr.shape)  # (L, d) each: the long form, row by row
+    rows = [f"({p}, {d}, {float(arr[p, d])!r})" for p, d in zip(pos.ravel(), dim.ravel())]
     lines = ",\n  ".join(", ".join(rows[i : i + 4]) for i in range(0, len(rows), 4))
     return f"INSERT INTO {table} (pos, dim, val) VALUES\n  {lines};"
 
@@ -58,7 +60,8 @@ for _name in ("scores", "mask_none", "weights", "output", "mask_causal", "mask_p
 @value("sql_tokens_rows")
 def sql_tokens_rows() -> str:
     rows = ", ".join(f"({pos}, {'TRUE' if ok else 'FALSE'})" for pos, ok in enumerate(PADDING_VALID))
-    return sql_block(f"INSERT INTO tokens (pos, valid) VALUES {rows};\nSELECT qpos, kpos, weight FROM weights ORDER BY qpos, kpos;")
+    select = "SELECT qpos, kpos, weight FROM weights ORDER BY qpos, kpos;"
+    return sql_block(f"INSERT INTO tokens (pos, valid) VALUES {rows};\n{select}")
 
 
 def _plans() -> dict:
@@ -97,7 +100,8 @@ def _bench() -> dict:
 def bench_table() -> str:
     """The measured table: rows of the score relation and of the join, time per database and NumPy."""
     data = _bench()
-    head = "| L | score rows (L²) | join rows (L² d_k) | " + " | ".join(f"{n} ms" for n in (*DATABASES, "NumPy")) + " |"
+    times = " | ".join(f"{n} ms" for n in (*DATABASES, "NumPy"))
+    head = f"| L | score rows (L²) | join rows (L² d_k) | {times} |"
     rule = "|" + "---:|" * (3 + len(DATABASES) + 1)
     body = []
     for row in data["rows"]:

@@ -47,7 +47,12 @@ COLUMNS = ["qpos", "kpos", "weight"]
 
 # What a read-only query needs; everything else (writing, ATTACH, PRAGMA,
 # creating or dropping anything) is denied.
-_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+_ALLOWED = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_FUNCTION,
+    getattr(sqlite3, "SQLITE_RECURSIVE", 33),  # WITH RECURSIVE; the constant is new in Python 3.11
+}
 _COMMENTS_AND_STRINGS = re.compile(r"--[^\n]*|/\*.*?\*/|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", re.DOTALL)
 
 
@@ -55,7 +60,9 @@ def _authorize(action: int, *args: Any) -> int:
     return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
 
 
-def run_learner_sql(sql: Any, scores: np.ndarray, visible: np.ndarray | None = None) -> tuple[list[str], list[tuple]]:
+def run_learner_sql(
+    sql: Any, scores: np.ndarray, visible: np.ndarray | None = None
+) -> tuple[list[str], list[tuple]]:
     """Run the learner's SELECT on a table ``scores(qpos, kpos, score)``.
 
     Parameters
@@ -104,12 +111,19 @@ def run_learner_sql(sql: Any, scores: np.ndarray, visible: np.ndarray | None = N
             cursor = con.execute(sql)
             rows = cursor.fetchmany(2 * scores.size + 1)
         except sqlite3.Warning as exc:  # "You can only execute one statement at a time."
-            raise CheckFailed(f"SQLite refused the query: {exc}", "return one SELECT statement, without a second one after ';'") from None
+            raise CheckFailed(
+                f"SQLite refused the query: {exc}", "return one SELECT statement, without a second one after ';'"
+            ) from None
         except sqlite3.Error as exc:
             if str(exc) == "interrupted" and time.monotonic() > deadline:
-                raise CheckFailed(f"the query was still running after {SQL_SECONDS:g} s (an endless recursive CTE?)") from None
+                raise CheckFailed(
+                    f"the query was still running after {SQL_SECONDS:g} s (an endless recursive CTE?)"
+                ) from None
             if "not authorized" in str(exc):
-                raise CheckFailed(f"SQLite refused the query: {exc}", "the query may only read: one SELECT, no CREATE, INSERT, ATTACH or PRAGMA") from None
+                raise CheckFailed(
+                    f"SQLite refused the query: {exc}",
+                    "the query may only read: one SELECT, no CREATE, INSERT, ATTACH or PRAGMA",
+                ) from None
             raise CheckFailed(f"SQLite refused the query: {exc}") from None
         if cursor.description is None:
             raise CheckFailed("the statement returned no result set; write a SELECT")
@@ -133,18 +147,26 @@ def weights_from_rows(columns: list[str], rows: list[tuple], visible: np.ndarray
     out = np.zeros(visible.shape)
     seen = np.zeros(visible.shape, dtype=bool)
     if len(rows) > visible.sum():
-        raise CheckFailed(f"expected {int(visible.sum())} rows, one per row of scores; got more ({len(rows)} or more)")
+        raise CheckFailed(
+            f"expected {int(visible.sum())} rows, one per row of scores; got more ({len(rows)} or more)"
+        )
     for qpos, kpos, weight in rows:
-        if not (isinstance(qpos, int) and isinstance(kpos, int) and 0 <= qpos < visible.shape[0] and 0 <= kpos < visible.shape[1] and visible[qpos, kpos]):
+        in_table = isinstance(qpos, int) and isinstance(kpos, int)
+        in_table = in_table and 0 <= qpos < visible.shape[0] and 0 <= kpos < visible.shape[1]
+        if not (in_table and visible[qpos, kpos]):
             raise CheckFailed(f"the row ({qpos!r}, {kpos!r}, ...) is not a (qpos, kpos) pair of the scores table")
         if seen[qpos, kpos]:
-            raise CheckFailed(f"the pair (qpos, kpos) = ({qpos}, {kpos}) comes back twice; return one row per score")
+            raise CheckFailed(
+                f"the pair (qpos, kpos) = ({qpos}, {kpos}) comes back twice; return one row per score"
+            )
         seen[qpos, kpos] = True
         out[qpos, kpos] = np.nan if weight is None else float(weight)
     missing = np.argwhere(visible & ~seen)
     if len(missing):
         i, j = (int(x) for x in missing[0])
-        raise CheckFailed(f"no row for (qpos, kpos) = ({i}, {j}): return one row per row of scores ({len(missing)} missing)")
+        raise CheckFailed(
+            f"no row for (qpos, kpos) = ({i}, {j}): return one row per row of scores ({len(missing)} missing)"
+        )
     return out
 
 
@@ -201,10 +223,13 @@ def _expect_weights(fn: Fn, scores: np.ndarray, visible: np.ndarray | None = Non
     visible = np.ones(scores.shape, dtype=bool) if visible is None else visible
     columns, rows = run_learner_sql(call(fn), scores, visible)
     actual = weights_from_rows(columns, rows, visible)
-    expect_close(actual, _row_softmax(scores, visible), "weight", weight_variants_sql(scores, visible), note=note)
+    expected = _row_softmax(scores, visible)
+    expect_close(actual, expected, "weight", weight_variants_sql(scores, visible), note=note)
 
 
-@checks.add("softmax_query", "softmax_query() returns one SELECT with the columns qpos, kpos, weight, one row per score")
+@checks.add(
+    "softmax_query", "softmax_query() returns one SELECT with the columns qpos, kpos, weight, one row per score"
+)
 def _shape(fn: Fn) -> None:
     scores = _bank_scores()
     visible = np.ones(scores.shape, dtype=bool)
@@ -218,7 +243,8 @@ def _window(fn: Fn) -> None:
     if not re.search(r"\bOVER\b", code, re.IGNORECASE):
         raise CheckFailed(
             "the query has no window function (no OVER outside comments and strings)",
-            "write the row's maximum and total as MAX(score) OVER (PARTITION BY qpos) and SUM(...) OVER (PARTITION BY qpos)",
+            "write the row's maximum and total as MAX(score) OVER (PARTITION BY qpos) "
+            "and SUM(...) OVER (PARTITION BY qpos)",
         )
     if not re.search(r"\bPARTITION\s+BY\b", code, re.IGNORECASE):
         raise CheckFailed(
@@ -227,7 +253,9 @@ def _window(fn: Fn) -> None:
         )
 
 
-@checks.add("softmax_query", "bank example: bank's scores [2, 0, 1] give the weights [0.6652, 0.0900, 0.2447]")
+@checks.add(
+    "softmax_query", "bank example: bank's scores [2, 0, 1] give the weights [0.6652, 0.0900, 0.2447]"
+)
 def _bank(fn: Fn) -> None:
     _expect_weights(fn, _bank_scores(), note="expected values: qkv.softmax of each query's scores")
 

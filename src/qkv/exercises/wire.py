@@ -256,7 +256,8 @@ def encode_value(value: Any, depth: int = 0) -> dict[str, Any]:
         kind = type(value)
         if kind is str:
             if len(value) > MAX_STR_CHARS:
-                return _unreadable(value, f"it has {len(value)} characters, more than the checker reads ({MAX_STR_CHARS})")
+                reason = f"it has {len(value)} characters, more than the checker reads ({MAX_STR_CHARS})"
+                return _unreadable(value, reason)
             return {"t": "str", "text": value}
         if kind in (tuple, list) and len(value) <= _MAX_ITEMS and depth < _MAX_DEPTH:
             items = [encode_value(item, depth + 1) for item in value]
