@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test check bench bench-sql bench-attention lock clean chapter dist
+.PHONY: install serve build test check bench bench-sql bench-attention lock clean chapter dist plans-sql
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

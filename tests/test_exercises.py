@@ -45,6 +45,7 @@ SCRIPT = Path(sys.executable).parent / "qkv-exercise"
 SOLUTIONS = {
     "input-layer": FILES / "input_layer_solution.py",
     "attention-head": FILES / "attention_head_solution.py",
+    "sql-softmax": FILES / "sql_softmax_solution.py",
 }
 
 
@@ -211,6 +212,20 @@ MISTAKE_CASES = [
             "attention(1000 * Q, K, V)",
         ],
     ),
+    (
+        "sql-softmax",
+        "sql_softmax_order_by.py",
+        "sql-window-order-by",
+        ["bank example", "a causal mask", "scores of +1000 and -1000"],
+    ),
+    (
+        "sql-softmax",
+        "sql_softmax_no_partition.py",
+        "sql-no-partition",
+        ["bank example", "a causal mask", "scores of +1000 and -1000"],
+    ),
+    ("sql-softmax", "sql_softmax_no_max.py", "sql-no-max", ["scores of +1000 and -1000"]),
+    ("sql-softmax", "sql_softmax_global_max.py", "sql-global-max", ["scores of +1000 and -1000"]),
 ]
 CASE_IDS = [case[2] for case in MISTAKE_CASES]
 
@@ -253,6 +268,7 @@ def test_every_classic_mistake_of_the_brief_has_a_file():
     brief = {
         "sin-cos-swapped", "exponent-i-over-d", "dimension-index-exponent", "positions-from-1",
         "halves-layout", "concatenated", "mutated-E", "naive-softmax", "no-scale", "wrong-axis",
+        "sql-window-order-by", "sql-no-partition", "sql-no-max", "sql-global-max",
     }  # fmt: skip
     assert brief == set(CASE_IDS)
     assert brief <= set(MISTAKES)
@@ -813,3 +829,60 @@ def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch
     finally:
         watcher.join()
     assert _processes_mentioning(str(tmp_path)) == []
+
+
+# --- exercise 3: the learner's SQL runs here, so it is held on a short leash ----------
+
+
+@pytest.mark.parametrize(
+    "fault, message",
+    [
+        ("endless", "the query was still running after 2 s (an endless recursive CTE?)"),
+        ("writes", "SQLite refused the query: not authorized"),
+        ("attach", "SQLite refused the query: not authorized"),
+        ("two", "SQLite refused the query: You can only execute one statement at a time."),
+        ("huge", "SQLite refused the query: string or blob too big"),
+    ],
+)
+def test_the_learners_sql_is_contained(fault, message, monkeypatch):
+    monkeypatch.setenv("QKV_SQL_FAULT", fault)
+    report = run("sql-softmax", FILES / "sql_softmax_faults.py")
+    assert not report.passed
+    first = report.results[0]
+    assert first.status == "FAIL" and first.function == "softmax_query"
+    assert first.details[0] == message
+    assert not Path("/tmp/qkv-sql-softmax-attack.db").exists()
+
+
+def test_a_query_without_a_window_is_named():
+    ns = {"softmax_query": lambda: (
+        "SELECT s.qpos, s.kpos, exp(s.score - m.top) / m.total AS weight FROM scores s JOIN "
+        "(SELECT qpos, MAX(score) AS top, SUM(exp(score - (SELECT MAX(score) FROM scores t WHERE t.qpos = u.qpos))) AS total "
+        "FROM scores u GROUP BY qpos) m ON m.qpos = s.qpos"
+    )}
+    report = run("sql-softmax", ns)
+    by_title = {r.title.split(":")[0]: r for r in report.results}
+    window = by_title["the query is a window query"]
+    assert window.status == "FAIL"
+    assert window.details[0] == "the query has no window function (no OVER outside comments and strings)"
+    # The GROUP BY answer computes the right weights: only the window check fails.
+    assert [r.status for r in report.results].count("FAIL") == 1
+
+
+@pytest.mark.parametrize(
+    "returned, message",
+    [
+        (42, "softmax_query() returned float; return the SQL text as a str"),
+        ("", "softmax_query() returned an empty string; return one SELECT statement"),
+        ("SELECT qpos, kpos, 1.0 FROM scores", "expected the columns qpos, kpos, weight, got qpos, kpos, 1.0"),
+        ("SELECT qpos, kpos, 1.0 AS weight FROM scores WHERE kpos > 0", "no row for (qpos, kpos) = (0, 0): return one row per row of scores (3 missing)"),
+        (
+            "SELECT qpos, kpos, 1.0 AS weight FROM scores WHERE qpos + kpos < 4 UNION ALL SELECT 0, 0, 1.0",
+            "the pair (qpos, kpos) = (0, 0) comes back twice; return one row per score",
+        ),
+    ],
+)
+def test_a_malformed_answer_says_what_is_wrong(returned, message):
+    report = run("sql-softmax", {"softmax_query": lambda: returned})
+    assert report.results[0].status == "FAIL"
+    assert report.results[0].details[0] == message

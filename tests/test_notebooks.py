@@ -81,7 +81,11 @@ def solved(notebook: nbformat.NotebookNode, solution: Path) -> nbformat.Notebook
 
 @pytest.mark.parametrize(
     ("name", "solution"),
-    [("input-layer", "input_layer_solution.py"), ("attention-head", "attention_head_solution.py")],
+    [
+        ("input-layer", "input_layer_solution.py"),
+        ("attention-head", "attention_head_solution.py"),
+        ("sql-softmax", "sql_softmax_solution.py"),
+    ],
 )
 def test_a_readers_path_through_the_exercise(name, solution, tmp_path):
     path = notebooks.EXERCISES_DIR / f"{name}.ipynb"

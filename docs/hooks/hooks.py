@@ -17,6 +17,10 @@
   TeX from pymdownx.arithmatex; notebook pages carry ``$...$`` from nbconvert.
   Notebook pages also lose the CDN script tags nbconvert adds (MathJax,
   Mermaid) so that no page asks a third-party host for anything.
+* A page whose front matter has ``sql_runner: true`` gets
+  ``javascripts/sql-runner.js`` (Run buttons on its SQL blocks); the build
+  copies sql.js (SQLite compiled to WebAssembly) from ``node_modules`` into
+  ``javascripts/sqljs/``, so the browser never asks another host for it.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 from latex2mathml.converter import convert as tex_to_mathml
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
+from mkdocs.utils import get_relative_url
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -99,6 +104,28 @@ def _is_notebook(page) -> bool:
 
 _PARTS: dict[str, parts.PageParts] = {}
 
+#: sql.js, installed by ``npm ci`` (package-lock.json), and where the site serves it.
+SQLJS_DIST = Path(__file__).resolve().parents[2] / "node_modules" / "sql.js" / "dist"
+SQLJS_FILES = ("sql-wasm.js", "sql-wasm.wasm")
+SQLJS_SITE_DIR = "javascripts/sqljs"
+SQL_RUNNER = "javascripts/sql-runner.js"
+
+
+def sqljs_files(dist: Path = SQLJS_DIST) -> dict[str, Path]:
+    """Site path -> file in node_modules for sql.js; PluginError if it is not installed."""
+    missing = [name for name in SQLJS_FILES if not (dist / name).is_file()]
+    if missing:
+        raise PluginError(
+            f"sql.js is not installed ({', '.join(missing)} missing in {dist}): run `npm ci` "
+            "(package-lock.json pins it); the Run buttons of pages with sql_runner: true need it"
+        )
+    return {f"{SQLJS_SITE_DIR}/{name}": dist / name for name in SQLJS_FILES}
+
+
+def runner_tag(page_url: str) -> str:
+    """The script tag that loads sql-runner.js, relative to the page."""
+    return f'<script src="{get_relative_url(SQL_RUNNER, page_url)}" defer></script>'
+
 
 def _fresh_imports() -> None:
     """Forget qkv and the companions so that a rebuild imports them anew."""
@@ -129,6 +156,8 @@ def on_files(files, config):
             files.append(File.generated(config, fig.path, content=fig.svg()))
         for widget in page.widgets.values():
             files.append(File.generated(config, widget.path, content=widget.json()))
+    for site_path, source in sqljs_files().items():
+        files.append(File.generated(config, site_path, abs_src_path=str(source)))
     for chapter in [f for f in files if _is_chapter(f.src_uri)]:
         source = Path(chapter.abs_src_path).read_text(encoding="utf-8")
         notebook = notebooks.nbformat.writes(
@@ -177,3 +206,12 @@ def on_page_content(html_content: str, page, config, files):
         html_content = _drop_offsite_scripts(html_content)
         html_content = _dollars_to_mathml(html_content)
     return _arithmatex_to_mathml(html_content)
+
+
+def on_post_page(output: str, page, config):
+    if page.meta.get("sql_runner"):
+        tag = runner_tag(page.url)
+        if "</body>" not in output:
+            raise PluginError(f"docs/{page.file.src_uri}: no </body> to put the SQL runner script before")
+        output = output.replace("</body>", tag + "\n</body>", 1)
+    return output

@@ -35,6 +35,11 @@ EXERCISES = {
         "chapters 1 to 4, from token ids to vectors with positions",
     ),
     "attention-head": ("attention_head", "Exercise 2: one attention head", "chapters 5 and 6, self-attention and masks"),
+    "sql-softmax": (
+        "sql_softmax",
+        "Exercise 3: the softmax as a window query",
+        "chapter 9, attention as a SQL query",
+    ),
 }
 KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
@@ -120,8 +125,9 @@ def exercise_notebook(
             f"`qkv-exercise check {name} your_file.py`."
         ),
         nbformat.v4.new_code_cell(install.notebook_cell()),
-        nbformat.v4.new_code_cell("\n".join(imports)),
     ]
+    if imports:  # exercise 3's starter imports nothing
+        cells.append(nbformat.v4.new_code_cell("\n".join(imports)))
     for function in functions:
         # Plain text: a heading that is only code gets an empty table-of-contents link.
         cells.append(nbformat.v4.new_markdown_cell(f"## Write {function.name}"))

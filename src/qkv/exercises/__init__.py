@@ -19,7 +19,7 @@ Examples
 --------
 >>> from qkv.exercises import EXERCISES, check
 >>> list(EXERCISES)
-['input-layer', 'attention-head']
+['input-layer', 'attention-head', 'sql-softmax']
 >>> report = check("input-layer", {})
 Checking exercise 1 (input-layer): the input layer (token ids -> vectors + positions)
 FAIL  one_hot: missing; define one_hot(token_ids, vocab_size)
@@ -64,7 +64,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
-from qkv.exercises import attention_head, input_layer
+from qkv.exercises import attention_head, input_layer, sql_softmax
 from qkv.exercises.core import Exercise, Report, TimeBudget
 from qkv.exercises.portable import NotPortable, portable_source
 from qkv.exercises.sandbox import Limits, child_environment, require_posix, run_file
@@ -73,7 +73,7 @@ from qkv.exercises.serve import describe_functions, serve
 __all__ = ["EXERCISES", "get_exercise", "starter", "run", "check", "Report", "Limits"]
 
 EXERCISES: dict[str, Exercise] = {
-    ex.name: ex for ex in (input_layer.EXERCISE, attention_head.EXERCISE)
+    ex.name: ex for ex in (input_layer.EXERCISE, attention_head.EXERCISE, sql_softmax.EXERCISE)
 }
 
 Source = Mapping[str, Any] | ModuleType | str | os.PathLike[str]

@@ -8,6 +8,8 @@ input-layer     Exercise 1: the input layer (token ids -> vectors + positions)
                 write: one_hot(token_ids, vocab_size), embed(token_ids, E), sinusoidal_pe(seq_len, d_model), build_input(token_ids, E, pe=None)
 attention-head  Exercise 2: one attention head (softmax, scaled dot-product attention)
                 write: softmax(x, axis=-1), attention(Q, K, V, mask=None); stretch: attention_backward(Q, K, V, d_output)
+sql-softmax     Exercise 3: the softmax as a window query (SQL)
+                write: softmax_query()
 <BLANKLINE>
 Get a template:   qkv-exercise starter input-layer > my_input_layer.py
 Check your file:  qkv-exercise check input-layer my_input_layer.py

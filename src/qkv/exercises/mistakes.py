@@ -176,6 +176,30 @@ _ALL = (
         "zeroing weights after the softmax leaves rows that no longer sum to 1; mask the "
         "scores before the softmax",
     ),
+    # --- exercise 3: the softmax as a window query ---
+    Mistake(
+        "sql-window-order-by",
+        "ORDER BY inside the window: a running sum",
+        "with ORDER BY the default frame ends at the current row (RANGE BETWEEN UNBOUNDED "
+        "PRECEDING AND CURRENT ROW); the row's total is SUM(...) OVER (PARTITION BY qpos) with no ORDER BY",
+    ),
+    Mistake(
+        "sql-no-partition",
+        "the window has no PARTITION BY qpos",
+        "OVER () spans every query's scores; each query's softmax is its own partition: OVER (PARTITION BY qpos)",
+    ),
+    Mistake(
+        "sql-no-max",
+        "exp(score) without subtracting the maximum",
+        "exp overflows to inf for large scores and inf / inf is NULL; use "
+        "exp(score - MAX(score) OVER (PARTITION BY qpos))",
+    ),
+    Mistake(
+        "sql-global-max",
+        "the maximum of all scores subtracted instead of each query's",
+        "a query whose scores are far below the global maximum gets exp(...) = 0 for every key "
+        "and 0 / 0 is NULL; subtract MAX(score) OVER (PARTITION BY qpos)",
+    ),
 )
 
 MISTAKES: dict[str, Mistake] = {m.key: m for m in _ALL}

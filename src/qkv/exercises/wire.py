@@ -62,6 +62,8 @@ MAX_ARRAY_ENTRIES = 1_000_000
 
 _MAX_ITEMS = 64  # a tuple or list longer than this is sent as one array
 _MAX_DEPTH = 4
+#: Longest string a learner's function may return (exercise 3 returns SQL text).
+MAX_STR_CHARS = 100_000
 _DTYPES = {"float64": "<f8", "int64": "<i8", "bool": "|b1"}
 _HEADER = struct.Struct(">I")
 
@@ -232,21 +234,31 @@ def encode_value(value: Any, depth: int = 0) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``{"t": "none"}``; ``{"t": "array", "type", "array"}`` for anything
-        NumPy reads as float64; ``{"t": "seq", "type", "items"}`` for a short
-        tuple or list; ``{"t": "unreadable", "type", "text", "reason"}``.
+        ``{"t": "none"}``; ``{"t": "str", "text"}`` for a ``str`` of at most
+        ``MAX_STR_CHARS`` characters; ``{"t": "array", "type", "array"}`` for
+        anything else NumPy reads as float64; ``{"t": "seq", "type", "items"}``
+        for a short tuple or list; ``{"t": "unreadable", "type", "text", "reason"}``.
 
     Examples
     --------
     >>> encode_value(None)
     {'t': 'none'}
-    >>> encode_value("abc")["reason"]
-    "ValueError: could not convert string to float: 'abc'"
+    >>> encode_value("SELECT 1")
+    {'t': 'str', 'text': 'SELECT 1'}
+    >>> encode_value("x" * 100_001)["reason"]
+    'it has 100001 characters, more than the checker reads (100000)'
+    >>> encode_value(b"abc")["reason"]
+    "ValueError: could not convert string to float: b'abc'"
     """
     try:
         if value is None:
             return {"t": "none"}
         kind = type(value)
+        if kind is str:
+            if len(value) > MAX_STR_CHARS:
+                reason = f"it has {len(value)} characters, more than the checker reads ({MAX_STR_CHARS})"
+                return _unreadable(value, reason)
+            return {"t": "str", "text": value}
         if kind in (tuple, list) and len(value) <= _MAX_ITEMS and depth < _MAX_DEPTH:
             items = [encode_value(item, depth + 1) for item in value]
             return {"t": "seq", "type": kind.__name__, "items": items}
@@ -262,7 +274,7 @@ def encode_value(value: Any, depth: int = 0) -> dict[str, Any]:
 
 
 def decode_value(data: Any, depth: int = 0) -> Any:
-    """The value :func:`encode_value` wrote: None, ndarray, tuple, list or :class:`Unreadable`.
+    """The value :func:`encode_value` wrote: None, str, ndarray, tuple, list or :class:`Unreadable`.
 
     A number that was not an ndarray comes back as a Python float, a long
     list as a list of rows.
@@ -272,6 +284,10 @@ def decode_value(data: Any, depth: int = 0) -> Any:
     tag = data.get("t")
     if tag == "none" and len(data) == 1:
         return None
+    if tag == "str" and set(data) == {"t", "text"} and isinstance(data["text"], str):
+        if len(data["text"]) > MAX_STR_CHARS:
+            raise WireError(f"a string holds at most {MAX_STR_CHARS} characters")
+        return data["text"]
     if tag == "array" and set(data) == {"t", "type", "array"} and isinstance(data["type"], str):
         arr = decode_array(data["array"], dtypes=("float64",))
         if data["type"] != "ndarray" and arr.ndim == 0:

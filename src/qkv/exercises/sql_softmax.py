@@ -1,0 +1,283 @@
+"""Exercise 3, the softmax as a window query (chapter "Attention is a query").
+
+The learner writes ``softmax_query()``, a function that returns the text of
+one SQL ``SELECT``: given a table ``scores(qpos, kpos, score)``, it returns
+``qpos, kpos, weight`` with each query's scores turned into softmax weights,
+as ``weights.sql`` of ``qkv.sql`` does. The function runs in the child
+process like any learner function; the SQL text it returns is plain data,
+and the checks run it here in a fresh in-memory SQLite with guards (see
+:func:`run_learner_sql`): it may only read, it is stopped after
+``SQL_SECONDS``, and its strings and rows are capped. Expected weights come
+from ``qkv.softmax``.
+
+Examples
+--------
+>>> import numpy as np
+>>> from qkv.exercises.sql_softmax import run_learner_sql
+>>> scores = np.array([[2.0, 0.0, 1.0]])
+>>> sql = ("WITH t AS (SELECT qpos, kpos, exp(score - MAX(score) OVER (PARTITION BY qpos)) AS e FROM scores) "
+...        "SELECT qpos, kpos, e / SUM(e) OVER (PARTITION BY qpos) AS weight FROM t")
+>>> columns, rows = run_learner_sql(sql, scores)
+>>> columns, [round(r[2], 4) for r in rows]
+(['qpos', 'kpos', 'weight'], [0.6652, 0.09, 0.2447])
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from qkv import toy
+from qkv.attention import softmax
+from qkv.exercises.compare import Variant, expect_close
+from qkv.exercises.core import CheckFailed, CheckList, Exercise, FunctionSpec, call
+
+__all__ = ["EXERCISE", "run_learner_sql", "weights_from_rows", "weight_variants_sql"]
+
+#: Wall-clock seconds one run of the learner's SQL may take.
+SQL_SECONDS = 2.0
+#: Longest SQL text accepted, and longest string or blob a query may build.
+MAX_SQL_CHARS = 20_000
+MAX_VALUE_BYTES = 1_000_000
+COLUMNS = ["qpos", "kpos", "weight"]
+
+# What a read-only query needs; everything else (writing, ATTACH, PRAGMA,
+# creating or dropping anything) is denied.
+_ALLOWED = {
+    sqlite3.SQLITE_SELECT,
+    sqlite3.SQLITE_READ,
+    sqlite3.SQLITE_FUNCTION,
+    getattr(sqlite3, "SQLITE_RECURSIVE", 33),  # WITH RECURSIVE; the constant is new in Python 3.11
+}
+_COMMENTS_AND_STRINGS = re.compile(r"--[^\n]*|/\*.*?\*/|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", re.DOTALL)
+
+
+def _authorize(action: int, *args: Any) -> int:
+    return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
+
+
+def run_learner_sql(
+    sql: Any, scores: np.ndarray, visible: np.ndarray | None = None
+) -> tuple[list[str], list[tuple]]:
+    """Run the learner's SELECT on a table ``scores(qpos, kpos, score)``.
+
+    Parameters
+    ----------
+    sql : str
+        What ``softmax_query()`` returned.
+    scores : numpy.ndarray, shape (L_q, L_k)
+        One row of the table per visible entry.
+    visible : numpy.ndarray of bool, shape (L_q, L_k), optional
+        Which pairs have a row (a mask); all of them by default.
+
+    Returns
+    -------
+    columns : list of str
+        The result's column names, lower case.
+    rows : list of tuple
+        At most ``2 * L_q * L_k + 1`` rows (more are not read).
+
+    Raises
+    ------
+    CheckFailed
+        If ``sql`` is not a string of one statement, the database refuses or
+        interrupts it, or it tries to write.
+    """
+    if not isinstance(sql, str):
+        raise CheckFailed(f"softmax_query() returned {type(sql).__name__}; return the SQL text as a str")
+    if not sql.strip():
+        raise CheckFailed("softmax_query() returned an empty string; return one SELECT statement")
+    if len(sql) > MAX_SQL_CHARS:
+        raise CheckFailed(f"the SQL text has {len(sql):,} characters; at most {MAX_SQL_CHARS:,} are accepted")
+    visible = np.ones(scores.shape, dtype=bool) if visible is None else visible
+    con = sqlite3.connect(":memory:")
+    try:
+        con.execute("CREATE TABLE scores (qpos INTEGER, kpos INTEGER, score DOUBLE PRECISION)")
+        qpos, kpos = np.nonzero(visible)
+        con.executemany(
+            "INSERT INTO scores VALUES (?, ?, ?)",
+            [(int(i), int(j), float(scores[i, j])) for i, j in zip(qpos, kpos)],
+        )
+        con.commit()
+        con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        con.set_authorizer(_authorize)
+        deadline = time.monotonic() + SQL_SECONDS
+        con.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+        try:
+            cursor = con.execute(sql)
+            rows = cursor.fetchmany(2 * scores.size + 1)
+        except sqlite3.Warning as exc:  # "You can only execute one statement at a time."
+            raise CheckFailed(
+                f"SQLite refused the query: {exc}", "return one SELECT statement, without a second one after ';'"
+            ) from None
+        except sqlite3.Error as exc:
+            if str(exc) == "interrupted" and time.monotonic() > deadline:
+                raise CheckFailed(
+                    f"the query was still running after {SQL_SECONDS:g} s (an endless recursive CTE?)"
+                ) from None
+            if "not authorized" in str(exc):
+                raise CheckFailed(
+                    f"SQLite refused the query: {exc}",
+                    "the query may only read: one SELECT, no CREATE, INSERT, ATTACH or PRAGMA",
+                ) from None
+            raise CheckFailed(f"SQLite refused the query: {exc}") from None
+        if cursor.description is None:
+            raise CheckFailed("the statement returned no result set; write a SELECT")
+        columns = [str(d[0]).lower() for d in cursor.description]
+        return columns, rows
+    finally:
+        con.close()
+
+
+def weights_from_rows(columns: list[str], rows: list[tuple], visible: np.ndarray) -> np.ndarray:
+    """The result as a (L_q, L_k) array (NULL -> nan; 0 where not visible).
+
+    Raises CheckFailed if the columns are not ``qpos, kpos, weight`` or the
+    rows are not exactly one per visible pair.
+    """
+    if columns != COLUMNS:
+        raise CheckFailed(
+            f"expected the columns {', '.join(COLUMNS)}, got {', '.join(columns) or 'none'}",
+            "name them with AS: SELECT qpos, kpos, ... AS weight",
+        )
+    out = np.zeros(visible.shape)
+    seen = np.zeros(visible.shape, dtype=bool)
+    if len(rows) > visible.sum():
+        raise CheckFailed(
+            f"expected {int(visible.sum())} rows, one per row of scores; got more ({len(rows)} or more)"
+        )
+    for qpos, kpos, weight in rows:
+        in_table = isinstance(qpos, int) and isinstance(kpos, int)
+        in_table = in_table and 0 <= qpos < visible.shape[0] and 0 <= kpos < visible.shape[1]
+        if not (in_table and visible[qpos, kpos]):
+            raise CheckFailed(f"the row ({qpos!r}, {kpos!r}, ...) is not a (qpos, kpos) pair of the scores table")
+        if seen[qpos, kpos]:
+            raise CheckFailed(
+                f"the pair (qpos, kpos) = ({qpos}, {kpos}) comes back twice; return one row per score"
+            )
+        seen[qpos, kpos] = True
+        out[qpos, kpos] = np.nan if weight is None else float(weight)
+    missing = np.argwhere(visible & ~seen)
+    if len(missing):
+        i, j = (int(x) for x in missing[0])
+        raise CheckFailed(
+            f"no row for (qpos, kpos) = ({i}, {j}): return one row per row of scores ({len(missing)} missing)"
+        )
+    return out
+
+
+def _row_softmax(scores: np.ndarray, visible: np.ndarray) -> np.ndarray:
+    out = np.zeros(scores.shape)
+    for i in range(scores.shape[0]):
+        if visible[i].any():
+            out[i, visible[i]] = softmax(scores[i, visible[i]])
+    return out
+
+
+def weight_variants_sql(scores: np.ndarray, visible: np.ndarray) -> list[Variant]:
+    """What the classic mistakes of a window softmax return on ``scores``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = np.array([[2.0, 0.0, 1.0]])
+    >>> keys, running = weight_variants_sql(s, np.ones((1, 3), dtype=bool))[0]
+    >>> keys, running.round(4).tolist()
+    (('sql-window-order-by',), [[1.0, 0.1192, 0.2447]])
+    """
+    with np.errstate(all="ignore"):
+        masked = np.where(visible, scores, -np.inf)  # (L_q, L_k)
+        row_max = masked.max(axis=1, keepdims=True)
+        e_row = np.where(visible, np.exp(masked - row_max), 0.0)
+        running = np.where(visible, e_row / np.cumsum(e_row, axis=1), 0.0)
+        e_raw = np.where(visible, np.exp(masked), 0.0)
+        naive = np.where(visible, e_raw / e_raw.sum(axis=1, keepdims=True), 0.0)
+        e_global = np.where(visible, np.exp(masked - masked.max()), 0.0)
+        global_max = np.where(visible, e_global / e_global.sum(axis=1, keepdims=True), 0.0)
+        whole_row = np.where(visible, e_row / e_row.sum(), 0.0)
+        whole_raw = np.where(visible, e_raw / e_raw.sum(), 0.0)
+    return [
+        (("sql-window-order-by",), running),
+        (("sql-no-partition",), whole_row),
+        (("sql-no-partition",), whole_raw),
+        (("sql-no-max",), naive),
+        (("sql-global-max",), global_max),
+    ]
+
+
+checks = CheckList()
+Fn = Callable[..., Any]
+
+
+def _bank_scores() -> np.ndarray:
+    x = toy.bank_sentence(["money", "bank", "grows"])  # (3, 4)
+    q, k = x @ toy.W_QUERY, x @ toy.W_KEY  # (3, 4) each
+    return q @ k.T / np.sqrt(q.shape[1])  # (3, 4) @ (4, 3) -> (3, 3)
+
+
+def _expect_weights(fn: Fn, scores: np.ndarray, visible: np.ndarray | None = None, note: str = "") -> None:
+    visible = np.ones(scores.shape, dtype=bool) if visible is None else visible
+    columns, rows = run_learner_sql(call(fn), scores, visible)
+    actual = weights_from_rows(columns, rows, visible)
+    expected = _row_softmax(scores, visible)
+    expect_close(actual, expected, "weight", weight_variants_sql(scores, visible), note=note)
+
+
+@checks.add(
+    "softmax_query", "softmax_query() returns one SELECT with the columns qpos, kpos, weight, one row per score"
+)
+def _shape(fn: Fn) -> None:
+    scores = _bank_scores()
+    visible = np.ones(scores.shape, dtype=bool)
+    weights_from_rows(*run_learner_sql(call(fn), scores, visible), visible)
+
+
+@checks.add("softmax_query", "the query is a window query: an aggregate with OVER (PARTITION BY qpos)")
+def _window(fn: Fn) -> None:
+    sql = call(fn)
+    code = _COMMENTS_AND_STRINGS.sub(" ", sql if isinstance(sql, str) else "")
+    if not re.search(r"\bOVER\b", code, re.IGNORECASE):
+        raise CheckFailed(
+            "the query has no window function (no OVER outside comments and strings)",
+            "write the row's maximum and total as MAX(score) OVER (PARTITION BY qpos) "
+            "and SUM(...) OVER (PARTITION BY qpos)",
+        )
+    if not re.search(r"\bPARTITION\s+BY\b", code, re.IGNORECASE):
+        raise CheckFailed(
+            "the query's windows have no PARTITION BY: one softmax over every query's scores at once",
+            mistakes=("sql-no-partition",),
+        )
+
+
+@checks.add(
+    "softmax_query", "bank example: bank's scores [2, 0, 1] give the weights [0.6652, 0.0900, 0.2447]"
+)
+def _bank(fn: Fn) -> None:
+    _expect_weights(fn, _bank_scores(), note="expected values: qkv.softmax of each query's scores")
+
+
+@checks.add("softmax_query", "a causal mask: each query's weights over the keys it has rows for sum to 1")
+def _masked(fn: Fn) -> None:
+    scores = np.random.default_rng(15).normal(size=(4, 4))
+    visible = np.tril(np.ones((4, 4), dtype=bool))  # kpos <= qpos
+    _expect_weights(fn, scores, visible)
+
+
+@checks.add("softmax_query", "scores of +1000 and -1000 give finite weights: subtract each query's maximum")
+def _large(fn: Fn) -> None:
+    scores = np.array([[1000.0, 1001.0, 1002.0], [-1000.0, -1001.0, -1002.0]])
+    _expect_weights(fn, scores)
+
+
+EXERCISE = Exercise(
+    name="sql-softmax",
+    number=3,
+    title="the softmax as a window query (SQL)",
+    functions=(FunctionSpec("softmax_query", "softmax_query()"),),
+    checks=tuple(checks),
+    starter="sql_softmax.py",
+)

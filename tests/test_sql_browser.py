@@ -1,0 +1,200 @@
+"""The Run buttons of "Attention is a query" (docs/javascripts/sql-runner.js),
+in a real Chromium: SQLite compiled to WebAssembly (sql.js, served by the
+site itself) runs the page's attention query and returns qkv's numbers; a
+broken query shows the database's message; nothing is loaded before the
+first click. Also the build hook that ships sql.js and the script tag."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import hooks  # docs/hooks, on pytest's pythonpath
+import numpy as np
+import pytest
+from mkdocs.exceptions import PluginError
+
+import qkv
+from qkv import toy
+
+PAGE = "chapters/attention-sql/"
+BANK = ["money", "bank", "grows"]
+
+
+def bank_head() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    x = toy.bank_sentence(BANK)  # (3, 4)
+    return x @ toy.W_QUERY, x @ toy.W_KEY, x @ toy.W_VALUE
+
+
+def open_sql_page(browser, site_url):
+    from test_site_browser import open_page
+
+    return open_page(browser, site_url + PAGE, scheme="light", width=1280)
+
+
+def block_with(page, text: str):
+    block = page.locator("div.qkv-sql", has_text=text)
+    assert block.count() == 1, f"expected one SQL block containing {text!r}, found {block.count()}"
+    return block
+
+
+def run_button(block):
+    return block.locator("xpath=following-sibling::div[contains(@class, 'qkv-sql-bar')][1]").get_by_role(
+        "button", name="Run this SQL in your browser (SQLite)"
+    )
+
+
+def panel_of(block):
+    return block.locator("xpath=following-sibling::div[contains(@class, 'qkv-sql-panel')][1]")
+
+
+def result_rows(panel) -> tuple[list[str], list[list[str]]]:
+    table = panel.locator("table.qkv-sql-table")
+    table.wait_for(timeout=30000)
+    columns = table.locator("thead th").all_inner_texts()
+    rows = [row.locator("td").all_inner_texts() for row in table.locator("tbody tr").all()]
+    return columns, rows
+
+
+def sqljs_requests(page) -> list[str]:
+    return page.evaluate(
+        "performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/sqljs/'))"
+    )
+
+
+@pytest.mark.browser
+def test_run_computes_the_attention_output_of_qkv(browser, site_url):
+    page, context, problems = open_sql_page(browser, site_url)
+    assert sqljs_requests(page) == [], "sql.js must not load before the first Run"
+    block = block_with(page, "CREATE TEMP VIEW output")
+    run_button(block).click()
+    columns, rows = result_rows(panel_of(block))
+    assert columns == ["qpos", "dim", "val"]
+    expected, _ = qkv.scaled_dot_product_attention(*bank_head())  # (3, 4)
+    got = np.full(expected.shape, np.nan)
+    for qpos, dim, val in rows:
+        got[int(qpos), int(dim)] = float(val)
+    assert len(rows) == expected.size
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    loaded = sqljs_requests(page)
+    assert any(name.endswith("/sqljs/sql-wasm.wasm") for name in loaded), loaded
+    assert all(name.startswith(site_url) for name in loaded), loaded
+    context.close()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_an_edited_query_runs_and_a_broken_one_shows_the_database_message(browser, site_url):
+    page, context, problems = open_sql_page(browser, site_url)
+    block = block_with(page, "CREATE TEMP VIEW output")
+    run_button(block).click()
+    panel = panel_of(block)
+    result_rows(panel)
+    editor = panel.get_by_label(re.compile("Query"))
+    # The edited text runs after the blocks above it: bank's weights, from the page's views.
+    editor.fill("SELECT kpos, weight FROM weights WHERE qpos = 1 ORDER BY kpos;")
+    run_button(block).click()
+    page.wait_for_function(
+        "el => el.querySelector('th') && el.querySelector('th').textContent === 'kpos'",
+        arg=panel.element_handle(),
+    )
+    _, rows = result_rows(panel)
+    _, weights = qkv.scaled_dot_product_attention(*bank_head())
+    np.testing.assert_allclose([float(w) for _, w in rows], weights[1], rtol=0, atol=1e-12)
+    for broken, message in (
+        ("SELEC qpos FROM output;", 'near "SELEC": syntax error'),
+        ("SELECT * FROM no_such_table;", "no such table: no_such_table"),
+    ):
+        editor.fill(broken)
+        run_button(block).click()
+        error = panel.locator(".qkv-sql-error")
+        error.wait_for(timeout=30000)
+        assert error.inner_text() == f"Error: {message}"
+        assert panel.locator("table").count() == 0
+    context.close()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_the_padding_block_runs_after_the_blocks_above_it(browser, site_url):
+    """The last block inserts the tokens of mask_padding.sql (above it): qkv's padded weights."""
+    page, context, problems = open_sql_page(browser, site_url)
+    block = block_with(page, "INSERT INTO tokens")
+    run_button(block).click()
+    _, rows = result_rows(panel_of(block))
+    valid = np.array([True, True, False])
+    _, expected = qkv.scaled_dot_product_attention(*bank_head(), valid)
+    got = np.zeros_like(expected)
+    for qpos, kpos, weight in rows:
+        got[int(qpos), int(kpos)] = float(weight)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    context.close()
+    assert not problems, "\n".join(problems)
+
+
+def test_the_build_names_a_missing_sqljs_and_how_to_install_it(tmp_path):
+    with pytest.raises(PluginError, match=r"sql\.js is not installed \(sql-wasm\.js, sql-wasm\.wasm missing in .*: run `npm ci`"):
+        hooks.sqljs_files(tmp_path)
+
+
+def test_the_build_ships_sqljs_from_node_modules(tmp_path):
+    for name in hooks.SQLJS_FILES:
+        (tmp_path / name).write_bytes(b"x")
+    assert hooks.sqljs_files(tmp_path) == {
+        "javascripts/sqljs/sql-wasm.js": tmp_path / "sql-wasm.js",
+        "javascripts/sqljs/sql-wasm.wasm": tmp_path / "sql-wasm.wasm",
+    }
+
+
+def test_the_runner_script_is_added_only_to_pages_that_ask_for_it():
+    class Page:
+        def __init__(self, meta):
+            self.meta, self.url = meta, "chapters/attention-sql/"
+
+            class F:
+                src_uri = "chapters/attention-sql.md"
+
+            self.file = F()
+
+    html = "<html><body><p>x</p></body></html>"
+    assert hooks.on_post_page(html, Page({}), None) == html
+    with_runner = hooks.on_post_page(html, Page({"sql_runner": True}), None)
+    assert '<script src="../../javascripts/sql-runner.js" defer></script>\n</body>' in with_runner
+    with pytest.raises(PluginError, match=r"docs/chapters/attention-sql\.md: no </body>"):
+        hooks.on_post_page("<p>x</p>", Page({"sql_runner": True}), None)
+
+
+def test_the_sql_page_asks_for_the_runner_and_wasm_in_its_csp():
+    text = (Path(__file__).resolve().parent.parent / "docs" / "chapters" / "attention-sql.md").read_text()
+    front = text.split("---")[1]
+    assert re.search(r"^sql_runner: true$", front, re.MULTILINE)
+    assert re.search(r"^csp_wasm: true$", front, re.MULTILINE)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_an_open_panel_passes_axe(browser, site_url, scheme):
+    """The query box, the result table and the error line, as axe-core sees them."""
+    from test_site_browser import AXE, open_page
+
+    if not AXE.is_file():
+        pytest.fail("axe-core is not installed; run `npm ci`", pytrace=False)
+    page, context, problems = open_page(browser, site_url + PAGE, scheme=scheme, width=1280)
+    block = block_with(page, "CREATE TEMP VIEW output")
+    run_button(block).click()
+    panel = panel_of(block)
+    result_rows(panel)
+    other = block_with(page, "CREATE TEMP VIEW scores")
+    run_button(other).click()
+    panel_of(other).get_by_label(re.compile("Query")).fill("SELEC 1;")
+    run_button(other).click()
+    panel_of(other).locator(".qkv-sql-error").wait_for(timeout=30000)
+    page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    violations = page.evaluate(
+        """async () => (await axe.run('.qkv-sql-panel', {resultTypes: ['violations']})).violations
+            .map(v => `${v.id} (${v.impact}) x${v.nodes.length}: ${v.nodes.slice(0, 3)
+            .map(n => n.target.join(' ')).join(', ')}`)"""
+    )
+    context.close()
+    assert not violations, "\n".join(violations)
+    assert not problems, "\n".join(problems)
