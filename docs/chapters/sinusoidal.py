@@ -64,7 +64,7 @@ def pe_wavelengths() -> plt.Figure:
 
 @figure(
     "pe-similarity-by-offset",
-    alt="Line chart of the cosine similarity between PE(pos) and PE(pos + k) for offsets k from 0 to 60. The d = 512 curve starts at 1 and falls smoothly to about one half; the d = 6 curve oscillates strongly, rising back close to 1 at k = 6 and swinging between high and low values across the whole range.",
+    alt="Line chart of the cosine similarity between PE(pos) and PE(pos + k) for offsets k from 0 to 60. The d = 512 curve starts at 1 and falls, with small ripples, to about one half; the d = 6 curve oscillates strongly, rising back close to 1 at k = 6 and swinging between high and low values across the whole range.",
     caption='Cosine similarity against the offset k. "Nearby positions have similar vectors" holds roughly for d = 512 and fails for d = 6.',
     width=640,
 )

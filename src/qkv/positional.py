@@ -145,9 +145,12 @@ def sinusoidal_encoding(num_positions: int, d_model: int, base: float = 10000.0)
     numpy.ndarray, shape (num_positions, d_model), float64
         Interleaved layout: column ``2i`` holds ``sin(pos * w_i)`` and
         column ``2i + 1`` holds ``cos(pos * w_i)``. (Some libraries put all
-        sines first and all cosines second; that "halves" layout is a
-        permutation of this one, not the paper's.) Values lie in
-        ``[-1, 1]`` and every row has norm ``sqrt(d_model / 2)``.
+        sines first and all cosines second. With these frequencies that
+        "halves" layout would only permute the columns, but tensor2tensor,
+        fairseq and Hugging Face's Whisper also space the frequencies as
+        ``base ** (-i / (d_model / 2 - 1))``, so their tables are not a
+        permutation of this one.) Values lie in ``[-1, 1]`` and every row
+        has norm ``sqrt(d_model / 2)``.
 
     Raises
     ------
