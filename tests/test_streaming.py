@@ -150,3 +150,23 @@ def test_overflowing_scores_name_the_arguments():
 
 def test_public_name():
     assert qkv.streaming_attention is streaming_attention
+
+
+@pytest.mark.parametrize(
+    ("shape", "block_size", "causal"),
+    [((2048, 8), 2048, True), ((8, 1024, 8), 1024, False), ((8, 1024, 8), 1024, True)],
+)
+def test_one_block_of_scores_stays_within_the_limit(monkeypatch, shape, block_size, causal):
+    # A causal block as tall as block_size >= L, or 8 heads of full blocks, used to
+    # hold more than one limit's worth of scores; now the query rows shrink to fit.
+    monkeypatch.setattr(streaming, "_BLOCK_SCORES", 256 * 1024)  # 2 MiB of float64 scores
+    q, k, v = (_random(shape, s) for s in (1, 2, 3))
+    mask = np.tril(np.ones(shape[-2:][:1] * 2, dtype=bool)) if causal else None
+    expected, _ = scaled_dot_product_attention(q, k, v, mask)
+    tracemalloc.start()
+    got = streaming_attention(q, k, v, block_size=block_size, causal=causal)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    output_bytes = got.nbytes
+    assert peak < output_bytes + 4 * 256 * 1024 * 8, f"peak {peak:,} bytes"

@@ -75,8 +75,9 @@ def streaming_attention(
     Notes
     -----
     Memory: besides the inputs and the output, one block of scores (at most
-    4 Mi entries) and three running arrays of ``L_q`` rows; never an
-    ``(L_q, L_k)`` array. With ``L_k = 0`` every row has nothing to attend
+    4 Mi entries over all batch elements, or one query row of a block if
+    ``block_size`` alone is larger) and three running arrays of ``L_q``
+    rows; the whole ``(L_q, L_k)`` matrix only when it fits in one block. With ``L_k = 0`` every row has nothing to attend
     to and the output is zeros, as ``scaled_dot_product_attention`` returns.
 
     Raises
@@ -130,9 +131,12 @@ def _stream(
     out = np.zeros(batch + (len_q, d_v), dtype=dtype)
     if len_q == 0 or len_k == 0:
         return out
-    # Causal: query blocks as tall as the key blocks, so whole key blocks
-    # above the diagonal can be skipped. Otherwise as tall as memory allows.
-    rows = block_size if causal else max(1, _BLOCK_SCORES // block_size)
+    # As many query rows as keep one block of scores, over every batch element,
+    # within _BLOCK_SCORES; causal blocks no taller than the key blocks, so whole
+    # key blocks above the diagonal can be skipped.
+    rows = max(1, _BLOCK_SCORES // (block_size * max(1, int(np.prod(batch)))))
+    if causal:
+        rows = min(rows, block_size)
     scale = dtype.type(scale)
     for q_start in range(0, len_q, rows):
         q_stop = min(q_start + rows, len_q)
