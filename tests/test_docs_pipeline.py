@@ -423,3 +423,13 @@ def test_a_looping_block_does_not_outlive_a_killed_pytest():
     else:
         os.kill(pid, 9)
         pytest.fail(f"the page worker {pid} still ran 10 s after its pytest ended")
+
+
+def test_an_attribute_list_fence_is_display_only_for_a_display_language():
+    # ```{.sql .qkv-sql} (the SQL chapter's Run blocks) is SQL shown, not run; an
+    # attribute list naming Python would render as Python and never run.
+    from page_blocks import read_page
+
+    assert read_page("# t\n\n```{.sql .qkv-sql}\nSELECT 1;\n```\n").problems == []
+    problems = read_page("# t\n\n``` {.python}\nx = 1 / 0\n```\n").problems
+    assert [line for line, _ in problems] == [3] and "a fence with no language" in problems[0][1]

@@ -150,6 +150,15 @@ def split_page(text: str) -> tuple[list[Block], list[tuple[int, str]]]:
     return blocks, prose
 
 
+def _attribute_language(info: str) -> str | None:
+    """The language of an attribute-list fence (```{.sql .qkv-sql} -> 'sql').
+
+    Such fences are never run, so only a display-only language makes one
+    acceptable; ```{.python} still fails as a fence with no language."""
+    match = re.match(r"\s*\{\s*\.([\w+-]+)", info)
+    return match.group(1) if match else None
+
+
 def read_page(text: str) -> Page:
     """Blocks, prose, skip and clear directives, and every rule the page breaks."""
     blocks, prose = split_page(text)
@@ -161,6 +170,8 @@ def read_page(text: str) -> Page:
     for index, block in enumerate(blocks):
         if block.language in RUN_LANGUAGES or block.language in DISPLAY_LANGUAGES:
             pass
+        elif not block.language and _attribute_language(block.info) in DISPLAY_LANGUAGES:
+            pass  # ```{.sql .qkv-sql}: a display-only language given as an attribute list
         elif not block.language:
             problems.append(
                 (
