@@ -56,19 +56,14 @@ def bench_machine() -> str:
     )
 
 
+@value("bench_torch_version")
+def bench_torch_version() -> str:
+    return _result()["versions"]["torch"]
+
+
 @value("bench_ratio_4096")
 def bench_ratio_4096() -> str:
     return f"{_row(4096)['streaming / torch']:.2f}"
-
-
-@value("bench_bound_gflops")
-def bench_bound_gflops() -> str:
-    return f"{_result()['bounds']['matmul_gflops']:.0f}"
-
-
-@value("bench_bound_exp")
-def bench_bound_exp() -> str:
-    return f"{_result()['bounds']['exp_per_second_g']:.2f}"
 
 
 @value("bench_big_seconds")
