@@ -10,10 +10,12 @@ dependencies (``pip install``, NumPy at the version in constraints.txt); and
 that venv's Python, with no PYTHONPATH and run from ``/``, runs
 
 * every Python block of every page, alone, as ``tests/test_copy_isolation.py``
-  does (output compared exactly). The PyTorch tab's blocks also need torch,
-  which qkv does not depend on: they alone get the torch already installed
-  for the cross-checks, through a PYTHONPATH holding links to torch and its
-  dependencies only (never qkv, never the source tree);
+  does (output compared exactly). A block that imports a package qkv does
+  not depend on (torch in the PyTorch tabs, transformers in a cross-check,
+  duckdb in the SQL chapter) gets that package as installed here, through a
+  PYTHONPATH holding links to it and its dependencies only (never qkv,
+  never the source tree); where it is not installed the block is not run
+  (a skip, a failure under CI=true);
 * ``qkv-exercise list``, each starter, and the checker on a solution;
 * every doctest in the installed package.
 
@@ -45,6 +47,7 @@ import release  # tests/support: the release dry run
 from docs_pipeline import ALONE_ENV, isolated_programs
 from docs_pipeline import normalise_output as normalise
 from lock import canonical, closure
+from needs import imported_modules
 from page_blocks import read_page
 
 pytestmark = pytest.mark.wheel
@@ -106,11 +109,34 @@ def built(tmp_path_factory) -> tuple[Path, Venv]:
     return wheel, venv
 
 
-def torch_overlay(where: Path) -> str:
-    """A directory of links to the installed torch and its dependencies, NumPy
-    and qkv excluded: the PyTorch tab's extra requirement, nothing more."""
-    where.mkdir(exist_ok=True)
-    for name in closure(["torch"]):
+#: Reference implementations whose metadata leaves torch out (an extra).
+TORCH_MODELS = {"transformers", "rotary-embedding-torch"}
+
+
+def third_party(program: str) -> frozenset[str]:
+    """Distributions a block imports that the wheel does not bring: not the
+    standard library, not qkv, not NumPy (e.g. torch, transformers, duckdb)."""
+    owners = metadata.packages_distributions()
+    names = set()
+    for module in imported_modules(program):
+        if module in sys.stdlib_module_names or module in {"qkv", "numpy"}:
+            continue
+        names.update(canonical(name) for name in owners.get(module, [module]))
+    if names & TORCH_MODELS:
+        names.add("torch")  # they run on torch but declare it as an extra only
+    return frozenset(names)
+
+
+def overlay(where: Path, distributions: frozenset[str]) -> str | None:
+    """A directory of links to ``distributions`` and what they depend on, NumPy
+    and qkv excluded: a block's extra requirements (the PyTorch tab's torch,
+    the DuckDB example's duckdb), nothing more. None if one is not installed."""
+    try:
+        names = closure(sorted(distributions))
+    except SystemExit:  # one of them is not installed here
+        return None
+    where.mkdir(parents=True, exist_ok=True)
+    for name in names:
         if name in {"numpy", "qkv"}:
             continue
         dist = metadata.distribution(name)
@@ -151,40 +177,46 @@ def run_alone(program: str, python: str, pythonpath: str | None = None) -> subpr
 
 def test_every_documentation_block_runs_from_the_wheel(built, tmp_path):
     _, venv = built
-    torch_path = None
-    try:
-        metadata.distribution("torch")
-        torch_path = torch_overlay(tmp_path / "torch-only")
-    except metadata.PackageNotFoundError:
-        pass
-    cases = []
+    cases, paths, not_run = [], {}, []
     for page in PAGES:
         for block, program, expected in programs(page.read_text(encoding="utf-8")):
-            cases.append((f"{page.relative_to(ROOT)}:{block.start}", program, expected))
-    needs_torch = [case for case in cases if "import torch" in case[1]]
-    if torch_path is None:
-        cases = [case for case in cases if case not in needs_torch]
+            where = f"{page.relative_to(ROOT)}:{block.start}"
+            extra = third_party(program)
+            if extra and extra not in paths:
+                paths[extra] = overlay(tmp_path / f"extra-{len(paths)}", extra)
+            if extra and paths[extra] is None:
+                not_run.append(f"{where} ({', '.join(sorted(extra))})")
+                continue
+            cases.append((where, program, expected, paths.get(extra)))
 
     def run(case):
-        return run_alone(case[1], venv.python, torch_path if case in needs_torch else None)
+        return run_alone(case[1], venv.python, case[3])
 
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(run, cases))
     venv.seconds[f"{len(cases)} blocks"] = time.perf_counter() - started
     failures = []
-    for (where, _, expected), result in zip(cases, results):
+    for (where, _, expected, _), result in zip(cases, results):
         if result.returncode != 0:
             failures.append(f"{where}: fails from the installed wheel:\n{result.stderr[-1500:]}")
         elif expected is not None and normalise(result.stdout) != normalise(expected):
             failures.append(f"{where}: prints something else from the installed wheel:\n{result.stdout[-1500:]}")
     assert not failures, "\n\n".join(failures)
     assert len(cases) >= 100, f"only {len(cases)} blocks found in docs/"
-    print(f"\n{len(cases)} blocks ran from the wheel ({len(needs_torch)} with torch); times: {venv.seconds}")
-    if torch_path is None:
+    with_extras = sum(1 for case in cases if case[3])
+    print(f"\n{len(cases)} blocks ran from the wheel ({with_extras} with packages beyond qkv); times: {venv.seconds}")
+    if not_run:
         from needs import require
 
-        require(False, f"{len(needs_torch)} PyTorch blocks not run: install torch (.ci/run does)")
+        require(False, f"{len(not_run)} blocks not run, their packages are not installed here (.ci/run installs them): "
+                + "; ".join(not_run))
+
+
+def test_a_block_that_imports_a_package_qkv_does_not_declare_gets_it_alone():
+    assert third_party("import duckdb\nimport numpy as np\nimport qkv.sql\nimport sqlite3") == {"duckdb"}
+    assert third_party("from transformers.models.llama import modeling_llama") == {"transformers", "torch"}
+    assert third_party("import qkv\nimport math") == frozenset()
 
 
 def test_qkv_exercise_list_and_starters_from_the_wheel(built, tmp_path):
@@ -284,7 +316,8 @@ def test_a_subpackage_left_out_fails(built, tmp_path):
     with pytest.raises(release.ReleaseCheckFailed) as caught:
         release.check_wheel(wheel)
     message = str(caught.value)
-    assert message.startswith(f"{wheel.name} lacks 17 file(s) of src/qkv: qkv/exercises/__init__.py, "), message
+    assert re.match(rf"{re.escape(wheel.name)} lacks \d+ file\(s\) of src/qkv: qkv/exercises/__init__.py, ", message), message
+    assert message.count("qkv/exercises/") == sum(1 for f in (ROOT / "src/qkv/exercises").rglob("*") if f.is_file() and "__pycache__" not in f.parts), message
     assert "qkv/exercises/starters/input_layer.py" in message
     # And what a reader meets: the command is installed, its module is not.
     _, venv = built
