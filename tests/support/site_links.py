@@ -39,10 +39,16 @@ def _parse(path: Path) -> _Page:
     return page
 
 
-def _target(site: Path, page: Path, path: str) -> Path | None:
+def _target(site: Path, page: Path, path: str, base: str) -> Path | None:
     """The file of ``site`` that a link's path (relative to ``page``) names;
-    None if it climbs above the site's root."""
-    here = () if path.startswith("/") else page.parent.relative_to(site).parts
+    None if it climbs above the site's root or, for a path from the host's
+    root (``/...``, as in 404.html), lies outside ``base`` (site_url's path)."""
+    if path.startswith("/"):
+        if not (path + "/").startswith(base):
+            return None
+        here, path = (), path[len(base) :]
+    else:
+        here = page.parent.relative_to(site).parts
     parts = _normalise(here + tuple(path.split("/")))
     if parts is None:
         return None
@@ -66,9 +72,14 @@ def _normalise(parts: tuple[str, ...]) -> tuple[str, ...] | None:
     return tuple(out) or (".",)
 
 
-def broken_links(site: Path) -> list[str]:
-    """Every broken internal link of ``site``, as ``<page>:<line>: href="...": <why>``."""
+def broken_links(site: Path, base: str = "/") -> list[str]:
+    """Every broken internal link of ``site``, as ``<page>:<line>: href="...": <why>``.
+
+    ``base`` is the path of the site's URL (mkdocs.yml ``site_url``), which
+    links from the host's root start with.
+    """
     site = site.resolve()
+    base = "/" + base.strip("/") + "/" if base.strip("/") else "/"
     pages = sorted(site.rglob("*.html"))
     parsed = {page: _parse(page) for page in pages}
     problems = []
@@ -82,9 +93,9 @@ def broken_links(site: Path) -> list[str]:
                 problems.append(f'{name}:{line}: href="{href}": unknown scheme {parts.scheme!r}')
                 continue
             path, fragment = unquote(parts.path), unquote(parts.fragment)
-            target = _target(site, page, path) if path else page
+            target = _target(site, page, path, base) if path else page
             if target is None:
-                problems.append(f'{name}:{line}: href="{href}": points above the site\'s root')
+                problems.append(f'{name}:{line}: href="{href}": points outside the site (base {base})')
                 continue
             if not target.is_file():
                 problems.append(
