@@ -98,8 +98,16 @@ def positions() -> dict:
     words = ("money", "bank", "grows")
     tokens = qkv.toy.bank_sentence(words)  # (3, 4)
     pe = qkv.sinusoidal_encoding(len(words), tokens.shape[1])  # (3, 4)
-    if PE_START["width"] not in PE_WIDTHS or PE_START["rows"] not in PE_ROW_COUNTS:
-        raise ValueError(f"PE_START must pick a width from {PE_WIDTHS} and rows from {PE_ROW_COUNTS}, got {PE_START}")
+    if (
+        PE_START["width"] not in PE_WIDTHS
+        or PE_START["rows"] not in PE_ROW_COUNTS
+        or not 0 <= PE_START["position"] < PE_START["rows"]
+        or not 0 <= PE_START["word"] < len(words)
+    ):
+        raise ValueError(
+            f"PE_START must pick a width from {PE_WIDTHS}, rows from {PE_ROW_COUNTS}, a position below "
+            f"its rows and a word of {words}, got {PE_START}"
+        )
     if max(PE_ROW_COUNTS) > PE_MAX_POSITIONS:
         raise ValueError(f"PE_ROW_COUNTS must not exceed PE_MAX_POSITIONS = {PE_MAX_POSITIONS}, got {PE_ROW_COUNTS}")
     return {
