@@ -46,3 +46,35 @@ def test_figures_are_byte_stable():
             first, second = fig.svg(), fig.svg()
             assert first == second, f"{fig.path} changes from one build to the next"
             assert "<svg" in first
+
+
+def serve_watch_problems(mkdocs_yml: str) -> list[str]:
+    """What keeps ``make serve`` from rebuilding on edits to the library.
+
+    ``mkdocs serve`` watches docs/ (pages, companion modules, build hooks);
+    figures, values and widget data are computed from src/qkv, so mkdocs.yml
+    must list it under ``watch:`` too.
+    """
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    # mkdocs.yml names Python objects (!!python/name:...); their values do not matter here.
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    watched = [str(path).rstrip("/") for path in yaml.load(mkdocs_yml, Loader=Loader).get("watch") or []]
+    if "src/qkv" not in watched:
+        return [f"mkdocs.yml: watch: lists {watched}; add `- src/qkv` so that make serve rebuilds on library edits"]
+    return []
+
+
+def test_make_serve_rebuilds_on_edits_to_the_library():
+    assert "mkdocs serve" in (ROOT / "Makefile").read_text()
+    assert serve_watch_problems((ROOT / "mkdocs.yml").read_text()) == []
+
+
+def test_a_mkdocs_yml_without_the_library_watched_is_reported():
+    planted = (ROOT / "mkdocs.yml").read_text().replace("watch:\n  - src/qkv\n", "watch:\n  - docs/hooks\n")
+    assert serve_watch_problems(planted) == [
+        "mkdocs.yml: watch: lists ['docs/hooks']; add `- src/qkv` so that make serve rebuilds on library edits"
+    ]

@@ -122,7 +122,35 @@ def attention() -> dict:
     return {
         "axes": list(qkv.toy.BANK_AXES),
         "d_k": d_k,
-        "paper_scale": 1 / math.sqrt(d_k),
-        "scales": [repr(s) for s in ATTENTION_SCALES],
+        "scale_steps": scale_steps(d_k),
+        "start_step": paper_step(d_k),
         "sentences": sentences,
     }
+
+
+def paper_step(d_k: int) -> int:
+    """The index in ATTENTION_SCALES of the paper's factor 1/sqrt(d_k) (section 3.2.1)."""
+    paper = 1 / math.sqrt(d_k)
+    for index, scale in enumerate(ATTENTION_SCALES):
+        if math.isclose(scale, paper):
+            return index
+    raise ValueError(
+        f"ATTENTION_SCALES must contain the paper's scale 1/sqrt(d_k) = {paper!r} for d_k = {d_k}, "
+        f"got {ATTENTION_SCALES}"
+    )
+
+
+def scale_steps(d_k: int) -> list[dict]:
+    """The slider's steps, in order: the key into ``by_scale``, the factor, and
+    what the factor is (``unscaled``, ``paper``, ``sharper`` or ``softer``)."""
+    paper = paper_step(d_k)
+    steps = []
+    for index, scale in enumerate(ATTENTION_SCALES):
+        if index == paper:
+            kind = "paper"
+        elif scale == 1.0:
+            kind = "unscaled"
+        else:
+            kind = "sharper" if scale > 1.0 else "softer"
+        steps.append({"key": repr(scale), "factor": scale, "kind": kind})
+    return steps

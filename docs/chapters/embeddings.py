@@ -47,6 +47,8 @@ def token_vectors() -> dict:
     table = qkv.toy.EMBEDDINGS  # (15, 4)
     return {
         "vocab": list(qkv.toy.VOCAB),
+        "vocab_size": len(qkv.toy.VOCAB),  # the one-hot vector's length
+        "d_model": table.shape[1],  # the embedding row's length
         "axes": list(qkv.toy.AXES),
         "embeddings": plotting.rounded(table),
         "neighbours": [

@@ -16,6 +16,10 @@ import qkv
 D_MODEL_PAPER = 512
 PE_WIDTHS = (4, 6, 8, 16, 32, 64)  # widths the positions widget offers
 PE_MAX_POSITIONS = 64
+PE_ROW_COUNTS = (8, 16, 32, 64)  # how many positions the widget can show
+# What the widget shows first: d_model, number of rows, outlined position,
+# and the word of the sentence whose rows are summed.
+PE_START = {"width": 16, "rows": 32, "position": 1, "word": 1}
 
 
 @figure(
@@ -94,8 +98,22 @@ def positions() -> dict:
     words = ("money", "bank", "grows")
     tokens = qkv.toy.bank_sentence(words)  # (3, 4)
     pe = qkv.sinusoidal_encoding(len(words), tokens.shape[1])  # (3, 4)
+    if (
+        PE_START["width"] not in PE_WIDTHS
+        or PE_START["rows"] not in PE_ROW_COUNTS
+        or not 0 <= PE_START["position"] < PE_START["rows"]
+        or not 0 <= PE_START["word"] < len(words)
+    ):
+        raise ValueError(
+            f"PE_START must pick a width from {PE_WIDTHS}, rows from {PE_ROW_COUNTS}, a position below "
+            f"its rows and a word of {words}, got {PE_START}"
+        )
+    if max(PE_ROW_COUNTS) > PE_MAX_POSITIONS:
+        raise ValueError(f"PE_ROW_COUNTS must not exceed PE_MAX_POSITIONS = {PE_MAX_POSITIONS}, got {PE_ROW_COUNTS}")
     return {
         "max_positions": PE_MAX_POSITIONS,
+        "row_counts": list(PE_ROW_COUNTS),
+        "start": dict(PE_START),
         "tables": {str(d): plotting.rounded(qkv.sinusoidal_encoding(PE_MAX_POSITIONS, d)) for d in PE_WIDTHS},
         "sentence": {
             "words": list(words),

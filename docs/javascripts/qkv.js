@@ -8,6 +8,25 @@
 (function () {
   "use strict";
 
+  /* Everything this script assumes about Material for MkDocs and about the
+     Jupyter notebook pages (mkdocs-jupyter), in one place. A theme upgrade
+     that renames one of these is fixed here; the site's own classes
+     (qkv-*, quiz) stay in the code below. */
+  var THEME = {
+    // Material: the article's top-level blocks (the ones qkv.css lets the
+    // browser skip rendering with content-visibility).
+    contentBlocks: ".md-content .md-typeset > *",
+    // Material: the <nav> of actions it adds to every code block.
+    unlabelledCodeNav: "nav.md-code__nav:not([aria-label])",
+    // Material: tables wrapped in a horizontally scrolling box.
+    tableScrollWrap: ".md-typeset__scrollwrap",
+    // Material: a code block's code; it makes it focusable only under a pointer.
+    codeBlock: ".md-typeset pre > code",
+    // mkdocs-jupyter: notebook input cells and printed outputs.
+    notebookInput: ".jupyter-wrapper .highlight-ipynb",
+    notebookOutput: ".jupyter-wrapper .jp-OutputArea-output pre",
+  };
+
   var DECIMALS = 4;
 
   function fmt(x) {
@@ -33,7 +52,9 @@
   }
 
   /* The site's root, from this script's own address (.../javascripts/qkv.js),
-     so no theme internals are needed to find data/<widget>.json. */
+     read while the script runs (document.currentScript is null afterwards),
+     so no theme internals (Material's #__config) are needed to find
+     data/<widget>.json. */
   var SITE_ROOT = new URL("../", document.currentScript.src);
 
   var cache = {};
@@ -90,7 +111,7 @@
         return el("td", { class: v ? "qkv-hot" : "", title: data.vocab[j], text: String(v) });
       }));
       var oneHotTable = el("table", { class: "qkv-vector qkv-onehot" }, [
-        el("caption", { text: "one-hot encoding of \u201c" + data.vocab[id] + "\u201d (15 numbers, one per vocabulary entry)" }),
+        el("caption", { text: "one-hot encoding of \u201c" + data.vocab[id] + "\u201d (" + data.vocab_size + " numbers, one per vocabulary entry)" }),
         el("tbody", {}, [oneHotRow]),
       ]);
       var neighbours = el("ol", { class: "qkv-neighbours" }, data.neighbours[id].map(function (pair) {
@@ -98,7 +119,7 @@
       }));
       output.replaceChildren(
         oneHotTable,
-        vectorTable("embedding row " + id + " (4 learned numbers)", data.axes, data.embeddings[id], "qkv-embedding"),
+        vectorTable("embedding row " + id + " (" + data.d_model + " learned numbers)", data.axes, data.embeddings[id], "qkv-embedding"),
         el("p", { class: "qkv-caption", text: "Nearest neighbours by cosine similarity of the embeddings:" }),
         neighbours,
         el("p", { class: "qkv-note", text: "The one-hot vectors of two different tokens always have cosine similarity 0: one-hot says which token, never how alike two tokens are." })
@@ -123,9 +144,10 @@
 
   function positions(root, data) {
     var widths = Object.keys(data.tables).map(Number).sort(function (a, b) { return a - b; });
-    var widthPicker = select(widths.map(function (d) { return { value: d, label: "d_model = " + d }; }), 16);
-    var countPicker = select([8, 16, 32, 64].map(function (n) { return { value: n, label: n + " positions" }; }), 32);
-    var row = el("input", { type: "range", min: "0", max: "31", value: "1", step: "1" });
+    var start = data.start;
+    var widthPicker = select(widths.map(function (d) { return { value: d, label: "d_model = " + d }; }), start.width);
+    var countPicker = select(data.row_counts.map(function (n) { return { value: n, label: n + " positions" }; }), start.rows);
+    var row = el("input", { type: "range", min: "0", max: String(start.rows - 1), value: String(start.position), step: "1" });
     var canvas = el("canvas", { class: "qkv-heatmap", width: "640", height: "320", role: "img" });
     var rowView = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
 
@@ -194,7 +216,7 @@
       sumView
     );
     draw();
-    showWord(1);
+    showWord(start.word);
   }
 
   /* ------------------------------------------------------------------ *
@@ -202,24 +224,28 @@
    * ------------------------------------------------------------------ */
   function attention(root, data) {
     var sentencePicker = select(data.sentences.map(function (s, i) { return { value: i, label: s.words.join(" ") }; }), 0);
-    var scales = data.scales;
-    var paper = scales.indexOf(String(data.paper_scale));
-    var scale = el("input", { type: "range", min: "0", max: String(scales.length - 1), step: "1", value: String(paper) });
+    // The steps, their order and the one to start at (the paper's
+    // 1/sqrt(d_k)) come from the data, written by the build from qkv.
+    var steps = data.scale_steps;
+    var scale = el("input", { type: "range", min: "0", max: String(steps.length - 1), step: "1", value: String(data.start_step) });
     var scaleText = el("output", { class: "qkv-number" });
     var view = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
     var selectedRow = 1;
 
-    function describe(s) {
-      var value = Number(s);
-      if (value === 1) return "\u00d7 1 (unscaled)";
-      if (value === data.paper_scale) return "\u00d7 " + s + " = 1/\u221ad_k (the paper)";
-      return "\u00d7 " + s + (value > 1 ? " (sharper)" : " (softer)");
+    var SAYS = {
+      unscaled: " (unscaled)",
+      paper: " = 1/\u221ad_k (the paper)",
+      sharper: " (sharper)",
+      softer: " (softer)",
+    };
+    function describe(step) {
+      return "\u00d7 " + step.key + SAYS[step.kind];
     }
 
     function render() {
       var sentence = data.sentences[Number(sentencePicker.value)];
-      var s = scales[Number(scale.value)];
-      var result = sentence.by_scale[s];
+      var s = steps[Number(scale.value)];
+      var result = sentence.by_scale[s.key];
       scaleText.textContent = describe(s);
       scale.setAttribute("aria-valuetext", describe(s));
       var header = el("tr", {}, [el("th", { scope: "col", text: "query \u2193 / key \u2192" })].concat(
@@ -326,7 +352,7 @@
   /* Material builds a <nav> in every code block; give each a distinct name. */
   var navCount = 0;
   function labelCodeNavs() {
-    document.querySelectorAll("nav.md-code__nav:not([aria-label])").forEach(function (nav) {
+    document.querySelectorAll(THEME.unlabelledCodeNav).forEach(function (nav) {
       navCount += 1;
       nav.setAttribute("aria-label", "Code block " + navCount + " actions");
     });
@@ -383,10 +409,10 @@
      When done, the page is marked data-qkv-measured (the browser tests
      wait for it). */
   function measureAfterLoad() {
-    var blocks = Array.prototype.slice.call(document.querySelectorAll(".md-content .md-typeset > *"));
+    var blocks = Array.prototype.slice.call(document.querySelectorAll(THEME.contentBlocks));
     var deferred = blocks.filter(function (node) { return getComputedStyle(node).contentVisibility === "auto"; });
-    var selector = ".qkv-output, .md-typeset__scrollwrap, .qkv-math, math, .jupyter-wrapper .highlight-ipynb, .jupyter-wrapper .jp-OutputArea-output pre";
-    if (matchMedia("(hover)").matches) selector += ", .md-typeset pre > code";
+    var selector = [".qkv-output", ".qkv-math", "math", THEME.tableScrollWrap, THEME.notebookInput, THEME.notebookOutput].join(", ");
+    if (matchMedia("(hover)").matches) selector += ", " + THEME.codeBlock;
     var scrollers = Array.prototype.slice.call(document.querySelectorAll(selector));
     var heights = [];
     var later = window.requestIdleCallback
