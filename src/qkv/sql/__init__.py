@@ -150,6 +150,20 @@ def _check_head(query: Any, key: Any, value: Any) -> tuple[np.ndarray, np.ndarra
     return q, k, v
 
 
+def _check_scores(connection: Any, query: Any, key: Any, value: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_check_head``, then the scores NumPy would compute, checked by NumPy's own helper.
+
+    A score past float64's range (query 1e200 against key -1e200) is refused
+    here in the words of ``scaled_dot_product_attention``, before a database
+    turns it into NaN (SQLite, DuckDB) or an error (PostgreSQL). The
+    connection's kind is checked first, as in ``attention_views``.
+    """
+    _dialect.dialect_of(connection)
+    q, k, v = _check_head(query, key, value)
+    _checked_scores(q, k, 1.0 / np.sqrt(q.shape[1]), scale_name=None)
+    return q, k, v
+
+
 def _check_bool_mask(mask: Any, scores_shape: tuple[int, int]) -> np.ndarray:
     """The mask broadcast to ``(L_q, L_k)``; only booleans (True = may attend)."""
     try:
@@ -240,7 +254,11 @@ def attention_views(
     Raises
     ------
     TypeError, ValueError
-        As for ``attention``.
+        As for ``attention``, except that the scores are not checked for
+        overflow here: with inputs such as a query of 1e200 against a key
+        of -1e200 the ``scores`` view holds -inf (SQLite, DuckDB) or a
+        SELECT on it raises (PostgreSQL); ``attention`` and ``explain``
+        refuse such inputs before the database runs.
 
     Examples
     --------
@@ -254,10 +272,6 @@ def attention_views(
     dialect = _dialect.dialect_of(connection)
     q, k, v = _check_head(query, key, value)
     mask_arr = None if mask is None else _check_bool_mask(mask, (q.shape[0], k.shape[0]))
-    # The scores NumPy would compute, checked with NumPy's own helper: a score past
-    # float64's range (query 1e200 against key -1e200) is refused here in the NumPy
-    # API's words, before a database turns it into NaN (SQLite, DuckDB) or an error.
-    _checked_scores(q, k, 1.0 / np.sqrt(q.shape[1]), scale_name=None)
     mask_file = _mask_file(mask_arr)
     _dialect.ensure_math(connection, dialect)
     try:
@@ -351,6 +365,7 @@ def attention(
     >>> weights.round(4).tolist(), out.round(4).tolist()
     ([[0.9442, 0.0558]], [[10.5581]])
     """
+    query, key, value = _check_scores(connection, query, key, value)
     with attention_views(connection, query, key, value, mask) as views:
         weight_rows = views.rows(READ_WEIGHTS)
         output_rows = views.rows(READ_OUTPUT)
@@ -412,6 +427,7 @@ def explain(connection: Any, query: Any, key: Any, value: Any, mask: Any = None)
     >>> "USE TEMP B-TREE FOR GROUP BY" in plan
     True
     """
+    query, key, value = _check_scores(connection, query, key, value)
     with attention_views(connection, query, key, value, mask) as views:
         return views.plan()
 
