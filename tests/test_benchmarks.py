@@ -70,3 +70,37 @@ def test_2d_inputs_would_be_recorded_as_the_math_path(bench, monkeypatch):
 
     monkeypatch.setattr(bench, "torch_inputs", lambda *arrays: [torch.from_numpy(a) for a in arrays])
     assert bench.torch_backend(*bench.inputs(64)) == "MATH"
+
+
+def _scale_value(name: str, result: dict, tmp_path):
+    """A value of docs/chapters/scale.md, computed from ``result`` instead of the committed file."""
+    import json
+    from pathlib import Path
+
+    import parts
+
+    root = Path(__file__).resolve().parent.parent
+    compute = dict(parts.load_page(root / "docs" / "chapters" / "scale.md", root / "docs").values)[name]
+    path = tmp_path / "attention.json"
+    path.write_text(json.dumps(result))
+    compute.__globals__["RESULT"] = path  # the companion module reads RESULT at call time
+    try:
+        return compute()
+    finally:
+        compute.__globals__["RESULT"] = root / "benchmarks" / "results" / "attention.json"
+
+
+def test_the_page_names_the_torch_path_of_either_result_file(bench, tmp_path):
+    import json
+
+    committed = json.loads((bench.RESULT).read_text())
+    old = {key: val for key, val in committed.items() if key not in ("torch_sdpa", "computed_in")}
+    assert "called with 2-D `(L, d)` tensors in this run" in _scale_value("bench_torch_path", old, tmp_path)
+    assert _scale_value("bench_naive_dtype", old, tmp_path) == "float64"
+    new = {
+        **old,
+        "torch_sdpa": {"input_shape": bench.TORCH_SHAPE, "backends": ["FLASH_ATTENTION"], "chosen_by": "test"},
+        "computed_in": {"qkv naive": "float64", "qkv streaming": "float32", "torch SDPA": "float32"},
+    }
+    text = _scale_value("bench_torch_path", new, tmp_path)
+    assert "called with 4-D `(1, 1, L, d)` tensors" in text and "`FLASH_ATTENTION` backend" in text
