@@ -7,10 +7,18 @@ from. Run it with ``make bench-attention`` on a quiet machine.
 For L in 512 .. 8192 (d = 64, float32, the same thread count for NumPy's
 BLAS and for PyTorch) it times, median of 5 after one warm-up:
 
-* ``qkv.scaled_dot_product_attention``: the materialised (L, L) scores
-  (computed in float64, as the library does);
-* ``qkv.streaming_attention``: key blocks with a running max and sum;
-* ``torch.nn.functional.scaled_dot_product_attention`` on the CPU.
+* ``qkv.scaled_dot_product_attention``: the materialised (L, L) scores,
+  computed in float64 (the library converts the float32 inputs), so this
+  contender's time and memory are float64's;
+* ``qkv.streaming_attention``: key blocks with a running max and sum, in
+  float32 (it keeps the caller's float32);
+* ``torch.nn.functional.scaled_dot_product_attention`` on the CPU, in
+  float32, called with 4-D tensors of shape (1, 1, L, d) (batch 1, one
+  head): with 2-D (L, d) or 3-D inputs PyTorch picks its "math" backend,
+  which builds the (L, L) score matrix, and with 4-D inputs its fused
+  flash-attention CPU kernel. The backend it picks for each size is
+  recorded (``torch._fused_sdp_choice``), and so is every contender's
+  output dtype.
 
 Peak extra memory is the growth of the process's peak RSS (VmHWM) during one call,
 each (contender, L) in a fresh interpreter, so every contender is measured
@@ -19,12 +27,13 @@ the same way (tracemalloc cannot see PyTorch's allocator). Then:
 * ``streaming_attention`` at L = 65,536: time, and its tracemalloc peak;
 * what bounds this machine: float32 matmul GFLOP/s and exp throughput,
   measured here, and each contender's time over that lower bound
-  (4 L^2 d flops and L^2 exps);
+  (4 L^2 d flops and L^2 exps; float32 rates, so for the naive contender,
+  which computes in float64, the bound is lower than its true one);
 * KV-cache decoding of 2,048 tokens against recomputing causal attention
   over the whole prefix at every step: time per token and the ratio.
 
 Options: ``--sizes 512,1024`` ``--threads 2`` ``--quick`` (small sizes, for a
-smoke run) ``--out PATH``.
+smoke run; writes a file only with ``--out``) ``--out PATH``.
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ import tracemalloc  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from machine import cpu_model  # noqa: E402  (benchmarks/machine.py: this script's directory is on sys.path)
 
 import qkv  # noqa: E402
 
@@ -61,6 +71,9 @@ SIZES = (512, 1024, 2048, 4096, 8192)
 BIG = 65_536
 DECODE = 2_048
 CONTENDERS = ("qkv naive", "qkv streaming", "torch SDPA")
+# PyTorch's SDPA picks its CPU kernel by the inputs' shape: 4-D (batch, heads, L, d)
+# gets the fused flash-attention kernel, 2-D and 3-D the "math" path.
+TORCH_SHAPE = "(1, 1, L, d)"
 
 
 def inputs(length: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -76,8 +89,33 @@ def run(contender: str, q, k, v):
     import torch
 
     with torch.no_grad():
-        t = [torch.from_numpy(a) for a in (q, k, v)]
-        return torch.nn.functional.scaled_dot_product_attention(*t).numpy()
+        out = torch.nn.functional.scaled_dot_product_attention(*torch_inputs(q, k, v))
+        return out.reshape(out.shape[-2:]).numpy()  # (1, 1, L, d) -> (L, d)
+
+
+def torch_inputs(q, k, v) -> list:
+    """The tensors PyTorch's SDPA gets: (L, d) -> (1, 1, L, d), batch 1 and one head, no copy."""
+    import torch
+
+    return [torch.from_numpy(a)[None, None] for a in (q, k, v)]
+
+
+def torch_backend(q, k, v) -> str:
+    """The SDPA backend PyTorch chooses for ``run("torch SDPA", q, k, v)``, e.g. FLASH_ATTENTION."""
+    import torch
+
+    try:
+        from torch.nn.attention import SDPBackend
+
+        return SDPBackend(torch._fused_sdp_choice(*torch_inputs(q, k, v))).name
+    except (ImportError, AttributeError, RuntimeError, TypeError, ValueError) as exc:  # a private API
+        return f"unknown ({type(exc).__name__})"
+
+
+def output_dtypes() -> dict:
+    """The dtype each contender returns for float32 inputs (the naive one computes in float64)."""
+    q, k, v = inputs(8)
+    return {contender: str(run(contender, q, k, v).dtype) for contender in CONTENDERS}
 
 
 def median_ms(fn, repeats: int = 5) -> float:
@@ -188,22 +226,14 @@ def versions() -> dict:
     return {"python": platform.python_version(), "numpy": np.__version__, "torch": torch.__version__, "qkv": qkv.__version__}
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--quick", action="store_true", help="small sizes only (smoke run); writes nothing")
-    parser.add_argument("--out", type=Path, default=RESULT)
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes only (smoke run); writes nothing unless --out is given"
+    )
+    parser.add_argument("--out", type=Path, default=None, help=f"result file (default {RESULT.relative_to(ROOT)})")
     args = parser.parse_args()
     import torch
 
@@ -213,12 +243,18 @@ def main() -> None:
     if args.quick:
         sizes, big, decode = [128, 256], 2048, 64
     load_before = os.getloadavg()
-    print(f"threads: {args.threads} (NumPy's BLAS and torch); d = {D}; float32; {cpu_model()}")
+    dtypes = output_dtypes()
+    print(f"threads: {args.threads} (NumPy's BLAS and torch); d = {D}; float32 inputs; {cpu_model()}")
+    print("computed in: " + ", ".join(f"{c} {dtype}" for c, dtype in dtypes.items()))
+    print(f"torch SDPA inputs: {TORCH_SHAPE}")
     print(f"load average before: {load_before[0]:.2f}")
     bounds = machine_bounds()
     print(f"this machine: float32 matmul {bounds['matmul_gflops']:.1f} GFLOP/s, exp {bounds['exp_per_second_g']:.2f} G/s\n")
     rows = []
-    header = f"{'L':>6} " + " ".join(f"{c + ' ms':>18}" for c in CONTENDERS) + f" {'stream/torch':>13} {'bound ms':>9}"
+    header = (
+        f"{'L':>6} " + " ".join(f"{c + ' ms':>18}" for c in CONTENDERS)
+        + f" {'stream/torch':>13} {'bound ms':>9} {'torch backend':>16}"
+    )
     print(header)
     for length in sizes:
         q, k, v = inputs(length)
@@ -227,11 +263,13 @@ def main() -> None:
             row[f"{contender} ms"] = median_ms(lambda c=contender: run(c, q, k, v))
         row["streaming / torch"] = row["qkv streaming ms"] / row["torch SDPA ms"]
         row["lower bound ms"] = lower_bound_ms(length, bounds)
+        row["torch SDPA backend"] = torch_backend(q, k, v)
         rows.append(row)
         print(
             f"{length:>6} "
             + " ".join(f"{row[c + ' ms']:>18.2f}" for c in CONTENDERS)
             + f" {row['streaming / torch']:>13.2f} {row['lower bound ms']:>9.2f}"
+            + f" {row['torch SDPA backend']:>16}"
         )
     print(f"\npeak extra memory (MiB, growth of peak RSS during one call, fresh process each):")
     print(f"{'L':>6} " + " ".join(f"{c:>18}" for c in CONTENDERS))
@@ -252,8 +290,9 @@ def main() -> None:
     )
     load_after = os.getloadavg()
     print(f"load average after: {load_after[0]:.2f}")
-    if args.quick:
-        return
+    if args.quick and args.out is None:
+        return  # a smoke run never overwrites the committed result
+    out = args.out or RESULT
     result = {
         "produced_by": "make bench-attention (benchmarks/attention.py)",
         "date": datetime.date.today().isoformat(),
@@ -261,13 +300,19 @@ def main() -> None:
         "versions": versions(),
         "d": D,
         "dtype": "float32",
+        "computed_in": dtypes,
+        "torch_sdpa": {
+            "input_shape": TORCH_SHAPE,
+            "backends": sorted({row["torch SDPA backend"] for row in rows}),
+            "chosen_by": "torch._fused_sdp_choice on the benchmark's inputs",
+        },
         "bounds": bounds,
         "rows": rows,
         "big": big_result,
         "kv_cache": kv,
     }
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
 
 
 if __name__ == "__main__":

@@ -39,21 +39,14 @@ import qkv.sql
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 from postgres_server import running_postgres  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import cpu_model  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "benchmarks" / "results" / "sql-attention.json"
 D = 8
 SEED = 0
 DATABASES = ("SQLite", "PostgreSQL", "DuckDB")
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def time_query(views, repeats: int) -> float:

@@ -216,7 +216,7 @@ MISTAKE_CASES = [
         "sql-softmax",
         "sql_softmax_order_by.py",
         "sql-window-order-by",
-        ["bank example", "a causal mask", "scores of +1000 and -1000"],
+        ["bank example", "a causal mask", "scores of +1000 and -1000", "a wide spread"],
     ),
     (
         "sql-softmax",
@@ -226,6 +226,8 @@ MISTAKE_CASES = [
     ),
     ("sql-softmax", "sql_softmax_no_max.py", "sql-no-max", ["scores of +1000 and -1000"]),
     ("sql-softmax", "sql_softmax_global_max.py", "sql-global-max", ["scores of +1000 and -1000"]),
+    # Right on the bank sentence and on +/-1000 (their spread is small): only the wide spread catches it.
+    ("sql-softmax", "sql_softmax_avg_shift.py", "sql-avg-shift", ["a wide spread"]),
 ]
 CASE_IDS = [case[2] for case in MISTAKE_CASES]
 
@@ -268,7 +270,7 @@ def test_every_classic_mistake_of_the_brief_has_a_file():
     brief = {
         "sin-cos-swapped", "exponent-i-over-d", "dimension-index-exponent", "positions-from-1",
         "halves-layout", "concatenated", "mutated-E", "naive-softmax", "no-scale", "wrong-axis",
-        "sql-window-order-by", "sql-no-partition", "sql-no-max", "sql-global-max",
+        "sql-window-order-by", "sql-no-partition", "sql-no-max", "sql-global-max", "sql-avg-shift",
     }  # fmt: skip
     assert brief == set(CASE_IDS)
     assert brief <= set(MISTAKES)

@@ -327,6 +327,72 @@ class TestExplain:
         assert any(line.startswith("  ") for line in lines)
 
 
+class TestOverflow:
+    """Scores past float64's range: the NumPy API's error, never NaN weights."""
+
+    OVERFLOW = (
+        r"the attention scores query @ key\.T / sqrt\(d_k\) overflow float64 at score index "
+        r"\(0, 0\) \(\|score\| > 1\.8e308, or inf - inf inside a dot product\), so their "
+        r"softmax cannot be computed: make query or key smaller"
+    )
+    PLANTED = ([[1e200]], [[-1e200]], [[1.0]])  # score -1e400: before, SQLite and DuckDB returned NaN
+    TOP = np.finfo(np.float64).max
+    # Eleven equal weights of 1/11 over the largest float64 round past it (as in test_attention).
+    OUTPUT = (np.zeros((1, 1)), np.zeros((11, 1)), np.full((11, 1), TOP))
+
+    @pytest.mark.parametrize(
+        "args",
+        [
+            PLANTED,
+            ([[1e200]], [[1e200], [1.0]], [[1.0], [2.0]]),  # +inf
+            ([[1e200, 1e200]], [[1e200, -1e200]], [[1.0]]),  # inf - inf inside the dot product
+        ],
+        ids=["minus-inf", "plus-inf", "inf-minus-inf"],
+    )
+    def test_overflowing_scores_are_refused_before_the_database_runs(self, connection, args):
+        with pytest.raises(ValueError, match=self.OVERFLOW):
+            qkv.sql.attention(connection, *args)
+        assert temp_objects(connection) == []
+
+    def test_the_numpy_api_refuses_the_same_scores_in_the_same_words(self):
+        with pytest.raises(ValueError) as numpy_error:
+            qkv.scaled_dot_product_attention(*self.PLANTED)
+        with pytest.raises(ValueError) as sql_error:
+            qkv.sql.attention(sqlite3.connect(":memory:"), *self.PLANTED)
+        # Only the scale differs: qkv.sql has no scale argument, it is always 1 / sqrt(d_k).
+        assert str(sql_error.value) == str(numpy_error.value).replace(
+            "* scale", "/ sqrt(d_k)"
+        ).replace("query, key or scale", "query or key")
+
+    def test_explain_refuses_them_too(self):
+        with pytest.raises(ValueError, match=self.OVERFLOW):
+            qkv.sql.explain(sqlite3.connect(":memory:"), *self.PLANTED)
+
+    def test_an_output_that_overflows_names_value(self, connection):
+        if kind(connection) == "PostgreSQL":
+            match = r"PostgreSQL raised 'value out of range: overflow'.*make query, key or value smaller"
+        else:
+            match = r"the output weights @ value overflows float64 at index \(0, 0\).*make value smaller"
+        with pytest.raises(ValueError, match=match):
+            qkv.sql.attention(connection, *self.OUTPUT)
+        assert temp_objects(connection) == []
+
+    def test_without_the_numpy_check_the_read_back_check_refuses_nan(self, connection, monkeypatch):
+        # Planted: the check before the database runs is switched off, so the score
+        # -1e400 reaches the database; what comes back must still not be NaN weights.
+        monkeypatch.setattr(qkv.sql, "_checked_scores", lambda *args, **kwargs: None)
+        if kind(connection) == "PostgreSQL":  # PostgreSQL raises instead of returning -inf
+            match = r"PostgreSQL raised 'value out of range: overflow'.*make query, key or value smaller"
+        else:
+            match = (
+                r"the database returned a weight that is NaN, inf or NULL at weights index \(0, 0\).*"
+                r"make query or key smaller"
+            )
+        with pytest.raises(ValueError, match=match):
+            qkv.sql.attention(connection, *self.PLANTED)
+        assert temp_objects(connection) == []
+
+
 class TestCleanup:
     def test_nothing_is_left_behind(self, connection):
         qkv.sql.attention(connection, *random_head(8), mask=np.eye(5, 6, dtype=bool))

@@ -61,6 +61,60 @@ def bench_torch_version() -> str:
     return _result()["versions"]["torch"]
 
 
+@value("bench_naive_dtype")
+def bench_naive_dtype() -> str:
+    """What the naive contender computed in. Result files before the field was
+    recorded come from the same library, which computes in float64."""
+    return _result().get("computed_in", {}).get("qkv naive", "float64")
+
+
+@value("bench_torch_path")
+def bench_torch_path() -> str:
+    """Which inputs PyTorch's SDPA got and which CPU path it took, as the result file says.
+
+    Files written before ``torch_sdpa`` was recorded came from 2-D calls,
+    which take PyTorch's "math" path (the page's tests of the benchmark
+    show the choice: 2-D gives MATH, (1, 1, L, d) gives FLASH_ATTENTION).
+    """
+    r = _result()
+    version = r["versions"]["torch"]
+    sdpa = r.get("torch_sdpa")
+    if sdpa is None:
+        return (
+            f"PyTorch {version} was called with 2-D `(L, d)` tensors in this run, and for "
+            'those it takes its plain ("math") path on the CPU, which builds the score '
+            "matrix too; `make bench-attention` now passes 4-D `(1, 1, L, d)` tensors "
+            "(batch 1, one head), for which PyTorch picks its fused flash-attention CPU "
+            "kernel, and records that choice in the result file."
+        )
+    backends = " and ".join(f"`{name}`" for name in sdpa["backends"])
+    return (
+        f"PyTorch {version} was called with 4-D `{sdpa['input_shape']}` tensors (batch 1, "
+        f"one head), for which it chose its {backends} backend on the CPU at every size "
+        "(recorded in the result file); with 2-D `(L, d)` tensors it would take its plain "
+        '("math") path, which builds the score matrix.'
+    )
+
+
+def _memory_growth(contender: str) -> str:
+    return f"{_row(8192)[contender + ' MiB'] / _row(4096)[contender + ' MiB']:.1f}"
+
+
+@value("bench_mem_growth_naive")
+def bench_mem_growth_naive() -> str:
+    return _memory_growth("qkv naive")
+
+
+@value("bench_mem_growth_streaming")
+def bench_mem_growth_streaming() -> str:
+    return _memory_growth("qkv streaming")
+
+
+@value("bench_mem_growth_torch")
+def bench_mem_growth_torch() -> str:
+    return _memory_growth("torch SDPA")
+
+
 @value("bench_ratio_4096")
 def bench_ratio_4096() -> str:
     return f"{_row(4096)['streaming / torch']:.2f}"

@@ -32,6 +32,10 @@ finite, shapes that fit.
   when the score matrix would exceed ``qkv._checks.MAX_ARRAY_BYTES`` or when
   a score, a masked score or an output entry overflows float64. It never
   returns weights that do not sum to 1 (0 for a row with nothing to attend to).
+* ``_checked_scores(q, k, scale, *, names, scale_name="scale") -> scores``
+  and ``_check_output(output, value_name)``: the two overflow checks of
+  ``_attend`` on their own, so that ``qkv.sql.attention`` refuses the same
+  inputs with the same words before (and after) its database runs.
 * ``_project(x, w, w_name) -> x @ w``: a projection such as ``Q = X W_query``,
   refused with a ValueError naming ``x`` and ``w_name`` if it overflows.
 """
@@ -292,6 +296,44 @@ def _first_index(bad: np.ndarray) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argwhere(bad)[0])
 
 
+def _checked_scores(
+    q: np.ndarray,
+    k: np.ndarray,
+    scale: float,
+    *,
+    names: tuple[str, ...] = ("query", "key"),
+    scale_name: str | None = "scale",
+) -> np.ndarray:
+    """``q @ k.T * scale`` for validated arrays, refusing scores that overflow float64.
+
+    Raises ValueError in the caller's words (``names`` for ``q`` and ``k``;
+    ``scale_name`` for the scale, or None when the caller has no scale
+    argument and the scale is ``1 / sqrt(d_k)``) when the score matrix would
+    exceed ``qkv._checks.MAX_ARRAY_BYTES`` or a score is not finite.
+    ``qkv.sql.attention`` calls it too, before its database sees the rows.
+    """
+    q_name, k_name = (f"({n})" if " " in n else n for n in names[:2])
+    if scale_name is None:
+        scores_text, smaller = f"{q_name} @ {k_name}.T / sqrt(d_k)", f"{names[0]} or {names[1]}"
+    else:
+        scores_text, smaller = f"{q_name} @ {k_name}.T * {scale_name}", f"{names[0]}, {names[1]} or {scale_name}"
+    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    check_array_bytes(scores_shape, np.float64, f"the attention scores {scores_text}")
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, in words
+        # (..., L_q, d_k) @ (..., d_k, L_k) -> (..., L_q, L_k)
+        scores = (q @ np.swapaxes(k, -1, -2)) * scale
+    overflow = ~np.isfinite(scores)
+    if overflow.any():
+        # A score past float64's range has no softmax in float64: inf - inf is NaN, and
+        # a row of -inf would pass for a fully masked one. Refuse rather than guess.
+        raise ValueError(
+            f"the attention scores {scores_text} overflow float64 at score index "
+            f"{_first_index(overflow)} (|score| > 1.8e308, or inf - inf inside a dot "
+            f"product), so their softmax cannot be computed: make {smaller} smaller"
+        )
+    return scores
+
+
 def _attend(
     q: np.ndarray,
     k: np.ndarray,
@@ -306,23 +348,9 @@ def _attend(
     See the module docstring for the contract. ``names`` are the user's
     words for ``q``, ``k`` and ``v``, used in the errors.
     """
-    q_name, k_name, v_name = (f"({n})" if " " in n else n for n in names)
+    q_name, k_name = (f"({n})" if " " in n else n for n in names[:2])
     scores_text = f"{q_name} @ {k_name}.T * scale"
-    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
-    check_array_bytes(scores_shape, np.float64, f"the attention scores {scores_text}")
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, in words
-        # (..., L_q, d_k) @ (..., d_k, L_k) -> (..., L_q, L_k)
-        scores = (q @ np.swapaxes(k, -1, -2)) * scale
-    overflow = ~np.isfinite(scores)
-    if overflow.any():
-        # A score past float64's range has no softmax in float64: inf - inf is NaN, and
-        # a row of -inf would pass for a fully masked one. Refuse rather than guess.
-        raise ValueError(
-            f"the attention scores {scores_text} overflow float64 at score index "
-            f"{_first_index(overflow)} (|score| > 1.8e308, or inf - inf inside a dot "
-            f"product), so their softmax cannot be computed: make {names[0]}, {names[1]} "
-            "or scale smaller"
-        )
+    scores = _checked_scores(q, k, scale, names=names)
     if additive_mask is not None:
         with np.errstate(over="ignore"):
             scores = scores + additive_mask  # -inf where blocked
@@ -337,15 +365,24 @@ def _attend(
     weights = _softmax(scores, axis=-1)  # fully masked rows (and L_k = 0) come back as zeros
     with np.errstate(over="ignore", invalid="ignore"):
         output = weights @ v  # (..., L_q, L_k) @ (..., L_k, d_v) -> (..., L_q, d_v)
+    _check_output(output, names[2])
+    return output, weights
+
+
+def _check_output(output: np.ndarray, value_name: str = "value") -> None:
+    """Raise ValueError naming ``value_name`` if ``output`` (weights @ value) is not finite.
+
+    ``qkv.sql.attention`` calls it on the output its database returns.
+    """
     overflow = ~np.isfinite(output)
     if overflow.any():
         # Weights sum to 1, but with entries near the float64 limit rounding can still overflow.
+        v_name = f"({value_name})" if " " in value_name else value_name
         raise ValueError(
             f"the output weights @ {v_name} overflows float64 at index "
-            f"{_first_index(overflow)}: entries of {names[2]} near the float64 limit "
-            f"(1.8e308) can round past it when averaged; make {names[2]} smaller"
+            f"{_first_index(overflow)}: entries of {value_name} near the float64 limit "
+            f"(1.8e308) can round past it when averaged; make {value_name} smaller"
         )
-    return output, weights
 
 
 def _project(x: np.ndarray, w: np.ndarray, w_name: str) -> np.ndarray:

@@ -200,6 +200,13 @@ _ALL = (
         "a query whose scores are far below the global maximum gets exp(...) = 0 for every key "
         "and 0 / 0 is NULL; subtract MAX(score) OVER (PARTITION BY qpos)",
     ),
+    Mistake(
+        "sql-avg-shift",
+        "each query's average subtracted instead of its maximum",
+        "any shift gives the same weights on paper, but only the maximum keeps every exponent "
+        "<= 0: with scores [-2000, -2000, 0] the average leaves exp(1333) = inf and inf / inf is "
+        "NULL; subtract MAX(score) OVER (PARTITION BY qpos)",
+    ),
 )
 
 MISTAKES: dict[str, Mistake] = {m.key: m for m in _ALL}

@@ -198,6 +198,9 @@ def weight_variants_sql(scores: np.ndarray, visible: np.ndarray) -> list[Variant
         naive = np.where(visible, e_raw / e_raw.sum(axis=1, keepdims=True), 0.0)
         e_global = np.where(visible, np.exp(masked - masked.max()), 0.0)
         global_max = np.where(visible, e_global / e_global.sum(axis=1, keepdims=True), 0.0)
+        row_avg = np.nanmean(np.where(visible, scores, np.nan), axis=1, keepdims=True)
+        e_avg = np.where(visible, np.exp(np.where(visible, scores, 0.0) - np.nan_to_num(row_avg)), 0.0)
+        avg_shift = np.where(visible, e_avg / e_avg.sum(axis=1, keepdims=True), 0.0)
         whole_row = np.where(visible, e_row / e_row.sum(), 0.0)
         whole_raw = np.where(visible, e_raw / e_raw.sum(), 0.0)
     return [
@@ -206,6 +209,7 @@ def weight_variants_sql(scores: np.ndarray, visible: np.ndarray) -> list[Variant
         (("sql-no-partition",), whole_raw),
         (("sql-no-max",), naive),
         (("sql-global-max",), global_max),
+        (("sql-avg-shift",), avg_shift),
     ]
 
 
@@ -271,6 +275,17 @@ def _masked(fn: Fn) -> None:
 def _large(fn: Fn) -> None:
     scores = np.array([[1000.0, 1001.0, 1002.0], [-1000.0, -1001.0, -1002.0]])
     _expect_weights(fn, scores)
+
+
+@checks.add(
+    "softmax_query",
+    "a wide spread: scores [-2000, -2000, 0] give the weights [0, 0, 1] (shift by the maximum, not the average)",
+)
+def _wide(fn: Fn) -> None:
+    # exp(score - max) is exp(-2000) = 0 and exp(0) = 1; shifted by the row's average
+    # (-1333.3) the last key's exp(1333.3) overflows to inf and inf / inf is NULL.
+    # Without any shift this row is fine (exp(-2000) = 0), so only the average is named.
+    _expect_weights(fn, np.array([[-2000.0, -2000.0, 0.0]]))
 
 
 EXERCISE = Exercise(

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from qkv._checks import as_finite_float_array, check_ndim, check_positive_int
+from qkv.attention import _check_output, _checked_scores, _first_index
 from qkv.positional import _check_base, _check_d_model
 from qkv.sql import _dialect
 
@@ -149,6 +150,20 @@ def _check_head(query: Any, key: Any, value: Any) -> tuple[np.ndarray, np.ndarra
     return q, k, v
 
 
+def _check_scores(connection: Any, query: Any, key: Any, value: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_check_head``, then the scores NumPy would compute, checked by NumPy's own helper.
+
+    A score past float64's range (query 1e200 against key -1e200) is refused
+    here in the words of ``scaled_dot_product_attention``, before a database
+    turns it into NaN (SQLite, DuckDB) or an error (PostgreSQL). The
+    connection's kind is checked first, as in ``attention_views``.
+    """
+    _dialect.dialect_of(connection)
+    q, k, v = _check_head(query, key, value)
+    _checked_scores(q, k, 1.0 / np.sqrt(q.shape[1]), scale_name=None)
+    return q, k, v
+
+
 def _check_bool_mask(mask: Any, scores_shape: tuple[int, int]) -> np.ndarray:
     """The mask broadcast to ``(L_q, L_k)``; only booleans (True = may attend)."""
     try:
@@ -239,7 +254,11 @@ def attention_views(
     Raises
     ------
     TypeError, ValueError
-        As for ``attention``.
+        As for ``attention``, except that the scores are not checked for
+        overflow here: with inputs such as a query of 1e200 against a key
+        of -1e200 the ``scores`` view holds -inf (SQLite, DuckDB) or a
+        SELECT on it raises (PostgreSQL); ``attention`` and ``explain``
+        refuse such inputs before the database runs.
 
     Examples
     --------
@@ -259,7 +278,7 @@ def attention_views(
         with _dialect.scratch(connection, dialect, VIEWS, INPUT_TABLES + MASK_TABLES[mask_file]):
             yield from _create_and_load(connection, dialect, q, k, v, mask_arr, mask_file)
     except Exception as exc:
-        clearer = _dialect.explain_underflow(exc, dialect)
+        clearer = _dialect.explain_out_of_range(exc, dialect)
         if clearer is None:
             raise
         raise clearer from exc
@@ -328,7 +347,13 @@ def attention(
     ValueError
         If an input is not 2-D or holds NaN/inf; ``query`` and ``key``
         differ in ``d_k``; ``key`` and ``value`` differ in ``L_k``; ``key``
-        has no rows; or ``mask`` does not broadcast to ``(L_q, L_k)``.
+        has no rows; ``mask`` does not broadcast to ``(L_q, L_k)``; a score
+        ``query @ key.T / sqrt(d_k)`` overflows float64 (checked in NumPy,
+        with ``qkv.scaled_dot_product_attention``'s helper, before the
+        database runs, so this score matrix is also held to
+        ``qkv._checks.MAX_ARRAY_BYTES``); or the database returns a weight
+        or an output entry that is NaN, inf or NULL, or raises PostgreSQL's
+        "value out of range" (its sums overflowed or underflowed float64).
 
     Examples
     --------
@@ -340,6 +365,7 @@ def attention(
     >>> weights.round(4).tolist(), out.round(4).tolist()
     ([[0.9442, 0.0558]], [[10.5581]])
     """
+    query, key, value = _check_scores(connection, query, key, value)
     with attention_views(connection, query, key, value, mask) as views:
         weight_rows = views.rows(READ_WEIGHTS)
         output_rows = views.rows(READ_OUTPUT)
@@ -347,10 +373,28 @@ def attention(
     weights = np.zeros((views.l_q, views.l_k))
     output = np.zeros((views.l_q, views.d_v))
     for qpos, kpos, weight in weight_rows:
-        weights[qpos, kpos] = weight
+        weights[qpos, kpos] = np.nan if weight is None else weight  # SQLite returns NaN as NULL
     for qpos, dim, val in output_rows:
-        output[qpos, dim] = val
+        output[qpos, dim] = np.nan if val is None else val
+    _check_read_back(weights, output)
     return output, weights
+
+
+def _check_read_back(weights: np.ndarray, output: np.ndarray) -> None:
+    """Refuse weights or an output that the database returned as NaN, inf or NULL.
+
+    The scores were checked before the database ran, but the database sums
+    in its own order: a sum that overflows there (where NumPy's did not)
+    must not come back as NaN weights.
+    """
+    bad = ~np.isfinite(weights)
+    if bad.any():
+        raise ValueError(
+            f"the database returned a weight that is NaN, inf or NULL at weights index "
+            f"{_first_index(bad)}: its sums of query * key products overflowed float64 "
+            "(|score| > 1.8e308) in an order NumPy did not use; make query or key smaller"
+        )
+    _check_output(output, "value")
 
 
 def explain(connection: Any, query: Any, key: Any, value: Any, mask: Any = None) -> str:
@@ -383,6 +427,7 @@ def explain(connection: Any, query: Any, key: Any, value: Any, mask: Any = None)
     >>> "USE TEMP B-TREE FOR GROUP BY" in plan
     True
     """
+    query, key, value = _check_scores(connection, query, key, value)
     with attention_views(connection, query, key, value, mask) as views:
         return views.plan()
 

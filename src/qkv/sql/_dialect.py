@@ -30,7 +30,10 @@ zeroes weights below ``exp(-300)`` itself; and ``/`` on two integers
 truncates in SQLite and PostgreSQL but not in DuckDB, so ``sinusoidal.sql``
 casts first. An underflow that only the inputs can cause (a product of two
 nonzero entries below about 1e-323) becomes the ValueError of
-``explain_underflow``.
+``explain_out_of_range``, and so does PostgreSQL's "value out of range:
+overflow" (a sum past 1.8e308, where SQLite and DuckDB give inf or NaN;
+``qkv.sql.attention`` refuses overflowing scores in NumPy before the query
+runs and NaN or inf read back afterwards).
 """
 
 from __future__ import annotations
@@ -225,10 +228,19 @@ def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Seq
                 run(connection, dialect, drop)
 
 
-def explain_underflow(exc: Exception, dialect: Dialect) -> ValueError | None:
-    """A clear ValueError for PostgreSQL's underflow error, or None for others."""
+def explain_out_of_range(exc: Exception, dialect: Dialect) -> ValueError | None:
+    """A clear ValueError for PostgreSQL's underflow or overflow error, or None for others."""
     if dialect is not POSTGRESQL or getattr(exc, "sqlstate", None) != "22003":
         return None
+    if "overflow" in str(exc):
+        # The scores were checked in NumPy first, so a sum in PostgreSQL's own order did it.
+        return ValueError(
+            "PostgreSQL raised 'value out of range: overflow': a float result passed float64's "
+            "range (1.8e308) where SQLite and DuckDB return inf or NaN. The scores "
+            "query @ key.T / sqrt(d_k) were checked in NumPy before the query ran, so one of "
+            "PostgreSQL's sums of query * key or weight * value products overflowed; make query, "
+            "key or value smaller"
+        )
     if "underflow" not in str(exc):
         return None
     return ValueError(

@@ -1,0 +1,106 @@
+"""The benchmarks' shared code and the choices that decide what they measure.
+
+Not their timings: benchmarks/attention.py and benchmarks/sql_attention.py
+are run by hand (``make bench-attention``, ``make bench-sql``); these tests
+check what the result files say about how they were measured.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+
+import numpy as np
+import pytest
+
+import machine
+from needs import OPTIONAL, available, require
+
+
+@pytest.fixture(scope="module")
+def bench():
+    """benchmarks/attention.py, imported without leaving its thread settings in os.environ."""
+    saved = dict(os.environ)
+    try:
+        import attention as bench_attention
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return bench_attention
+
+
+def test_cpu_model_reads_the_model_name(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Planted CPU 9000\nflags\t: sse\n")
+    assert machine.cpu_model(cpuinfo) == "Planted CPU 9000"
+
+
+def test_cpu_model_without_proc_cpuinfo(tmp_path):
+    assert machine.cpu_model(tmp_path / "missing") == (platform.processor() or "unknown")
+
+
+def test_both_benchmarks_use_the_shared_cpu_model(bench):
+    import sql_attention
+
+    assert bench.cpu_model is machine.cpu_model
+    assert sql_attention.cpu_model is machine.cpu_model
+
+
+def test_the_naive_contender_computes_in_float64(bench):
+    assert bench.output_dtypes() == {"qkv naive": "float64", "qkv streaming": "float32", "torch SDPA": "float32"}
+
+
+def _torch():
+    require(available("torch"), OPTIONAL["torch"])
+
+
+def test_torch_gets_4d_inputs_and_its_flash_kernel(bench):
+    _torch()
+    q, k, v = bench.inputs(64)
+    assert [tuple(t.shape) for t in bench.torch_inputs(q, k, v)] == [(1, 1, 64, bench.D)] * 3
+    assert bench.torch_backend(q, k, v) == "FLASH_ATTENTION"
+    expected, _ = bench.qkv.scaled_dot_product_attention(q, k, v)
+    np.testing.assert_allclose(bench.run("torch SDPA", q, k, v), expected, rtol=0, atol=1e-5)
+
+
+def test_2d_inputs_would_be_recorded_as_the_math_path(bench, monkeypatch):
+    # Planted: the benchmark's old 2-D call. The recorded backend follows the tensors run() passes.
+    _torch()
+    import torch
+
+    monkeypatch.setattr(bench, "torch_inputs", lambda *arrays: [torch.from_numpy(a) for a in arrays])
+    assert bench.torch_backend(*bench.inputs(64)) == "MATH"
+
+
+def _scale_value(name: str, result: dict, tmp_path):
+    """A value of docs/chapters/scale.md, computed from ``result`` instead of the committed file."""
+    import json
+    from pathlib import Path
+
+    import parts
+
+    root = Path(__file__).resolve().parent.parent
+    compute = dict(parts.load_page(root / "docs" / "chapters" / "scale.md", root / "docs").values)[name]
+    path = tmp_path / "attention.json"
+    path.write_text(json.dumps(result))
+    compute.__globals__["RESULT"] = path  # the companion module reads RESULT at call time
+    try:
+        return compute()
+    finally:
+        compute.__globals__["RESULT"] = root / "benchmarks" / "results" / "attention.json"
+
+
+def test_the_page_names_the_torch_path_of_either_result_file(bench, tmp_path):
+    import json
+
+    committed = json.loads((bench.RESULT).read_text())
+    old = {key: val for key, val in committed.items() if key not in ("torch_sdpa", "computed_in")}
+    assert "called with 2-D `(L, d)` tensors in this run" in _scale_value("bench_torch_path", old, tmp_path)
+    assert _scale_value("bench_naive_dtype", old, tmp_path) == "float64"
+    new = {
+        **old,
+        "torch_sdpa": {"input_shape": bench.TORCH_SHAPE, "backends": ["FLASH_ATTENTION"], "chosen_by": "test"},
+        "computed_in": {"qkv naive": "float64", "qkv streaming": "float32", "torch SDPA": "float32"},
+    }
+    text = _scale_value("bench_torch_path", new, tmp_path)
+    assert "called with 4-D `(1, 1, L, d)` tensors" in text and "`FLASH_ATTENTION` backend" in text
