@@ -157,11 +157,11 @@ def test_the_runner_script_is_added_only_to_pages_that_ask_for_it():
             self.file = F()
 
     html = "<html><body><p>x</p></body></html>"
-    assert hooks.on_post_page(html, Page({}), None) == html
-    with_runner = hooks.on_post_page(html, Page({"sql_runner": True}), None)
+    assert hooks.with_sql_runner(html, Page({})) == html
+    with_runner = hooks.with_sql_runner(html, Page({"sql_runner": True}))
     assert '<script src="../../javascripts/sql-runner.js" defer></script>\n</body>' in with_runner
     with pytest.raises(PluginError, match=r"docs/chapters/attention-sql\.md: no </body>"):
-        hooks.on_post_page("<p>x</p>", Page({"sql_runner": True}), None)
+        hooks.with_sql_runner("<p>x</p>", Page({"sql_runner": True}))
 
 
 def test_the_sql_page_asks_for_the_runner_and_wasm_in_its_csp():
