@@ -236,7 +236,11 @@ def on_post_page(output: str, page, config):
     where = f"docs/{page.file.src_uri} -> {page.file.dest_uri}"
     # sql.js compiles SQLite's WebAssembly: the page says so (csp_wasm: true).
     output = _with_csp(output, where, wasm=bool(page.meta.get("csp_wasm")))
-    _fail_on_third_party_loads(safety.third_party_loads(output, page.file.dest_uri), where)
+    problems = safety.third_party_loads(output, page.file.dest_uri)
+    if problems and page.file.abs_src_path:
+        source = Path(page.file.abs_src_path).read_text(encoding="utf-8", errors="replace")
+        problems = safety.located_in_source(problems, f"docs/{page.file.src_uri}", source)
+    _fail_on_third_party_loads(problems, where)
     _CHECKED.add(page.file.dest_uri)
     return output
 

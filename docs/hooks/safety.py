@@ -333,3 +333,20 @@ def with_csp(text: str, where: str, *, wasm: bool = False) -> str:
     policy = html.escape(content_security_policy(text, wasm=wasm), quote=False).replace('"', "&quot;")
     tag = f'\n    <meta http-equiv="Content-Security-Policy" content="{policy}">'
     return text[: head.end()] + tag + text[head.end() :]
+
+
+_URL_IN_MESSAGE = re.compile(r"//[^'\"\s)]+")
+
+
+def located_in_source(problems: list[str], source_name: str, source_text: str) -> list[str]:
+    """Each ``<built>:<line>: <what>`` problem as ``<source>:<line>: <what> (built <built>:<line>)``
+    when the URL it names appears in the page's source; unchanged otherwise
+    (the load came from the theme or a hook)."""
+    lines = source_text.splitlines()
+    located = []
+    for problem in problems:
+        built, message = problem.split(": ", 1)
+        url = _URL_IN_MESSAGE.search(message)
+        number = next((n for n, line in enumerate(lines, 1) if url and url[0] in line), None)
+        located.append(f"{source_name}:{number}: {message} (built {built})" if number else problem)
+    return located
