@@ -249,10 +249,19 @@ def on_post_page(output: str, page, config):
 _CHECKED: set[str] = set()
 
 
+#: True under `mkdocs serve` (on_startup): its live-reload script is inline and
+#: differs on every request, so no hash can allow it.
+_SERVING: list[bool] = [False]
+
+
+def on_startup(command, dirty):
+    _SERVING[0] = command == "serve"
+
+
 def _with_csp(output: str, where: str, *, wasm: bool) -> str:
     """The page with its Content-Security-Policy (sql.js needs WebAssembly: wasm)."""
     try:
-        return safety.with_csp(output, where, wasm=wasm)
+        return safety.with_csp(output, where, wasm=wasm, live_reload=_SERVING[0])
     except ValueError as error:
         raise PluginError(str(error)) from None
 

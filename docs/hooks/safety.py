@@ -298,8 +298,12 @@ def inline_script_hashes(text: str) -> list[str]:
     return hashes
 
 
-def content_security_policy(text: str, *, wasm: bool = False) -> str:
-    script_src = ["'self'"] + (["'wasm-unsafe-eval'"] if wasm else []) + inline_script_hashes(text)
+def content_security_policy(text: str, *, wasm: bool = False, live_reload: bool = False) -> str:
+    """The policy of the page ``text``. ``live_reload`` (``mkdocs serve`` only,
+    never a built site): inline scripts allowed instead of hashed, because the
+    server adds one that changes on every request."""
+    inline = ["'unsafe-inline'"] if live_reload else inline_script_hashes(text)
+    script_src = ["'self'"] + (["'wasm-unsafe-eval'"] if wasm else []) + inline
     return "; ".join(
         [
             "default-src 'self'",
@@ -321,7 +325,7 @@ _HEAD = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 _CHARSET = re.compile(r"<meta\s+charset=[^>]*>", re.IGNORECASE)
 
 
-def with_csp(text: str, where: str, *, wasm: bool = False) -> str:
+def with_csp(text: str, where: str, *, wasm: bool = False, live_reload: bool = False) -> str:
     """The page with its Content-Security-Policy ``<meta>`` at the top of
     ``<head>`` (after ``<meta charset>``, which must stay in the first 1024
     bytes), before any script."""
@@ -330,7 +334,8 @@ def with_csp(text: str, where: str, *, wasm: bool = False) -> str:
         raise ValueError(f"{where}: no <head> to put the Content-Security-Policy <meta> in")
     after_head = head.end() + len(text[head.end() :]) - len(text[head.end() :].lstrip())
     head = _CHARSET.match(text, after_head) or head
-    policy = html.escape(content_security_policy(text, wasm=wasm), quote=False).replace('"', "&quot;")
+    policy = content_security_policy(text, wasm=wasm, live_reload=live_reload)
+    policy = html.escape(policy, quote=False).replace('"', "&quot;")
     tag = f'\n    <meta http-equiv="Content-Security-Policy" content="{policy}">'
     return text[: head.end()] + tag + text[head.end() :]
 
