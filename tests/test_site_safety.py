@@ -38,9 +38,9 @@ plugins:
 """
 
 
-def build(tmp_path: Path, files: dict[str, str]) -> tuple[subprocess.CompletedProcess, Path]:
+def build(tmp_path: Path, files: dict[str, str], config: str = "") -> tuple[subprocess.CompletedProcess, Path]:
     """``mkdocs build --strict`` of a site made of ``files`` (path under docs/ -> text)."""
-    (tmp_path / "mkdocs.yml").write_text(MKDOCS_YML, encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(MKDOCS_YML + config, encoding="utf-8")
     files = {"index.md": "# Home\n\nNothing here.\n", **files}
     for name, text in files.items():
         path = tmp_path / "docs" / name
@@ -185,6 +185,16 @@ def elements(html: str) -> list[tuple[str, list]]:
 
     Parser().feed(html)
     return found
+
+
+@pytest.mark.build
+def test_a_stylesheet_that_imports_from_another_host_fails_the_build(tmp_path):
+    css = "/* the site's own styles */\n@import url(\"https://fonts.example/inter.css\");\n.x { color: red }\n"
+    result, _ = build(tmp_path, {"stylesheets/extra.css": css}, config="extra_css:\n  - stylesheets/extra.css\n")
+    assert result.returncode != 0
+    assert "stylesheets/extra.css:2: CSS url('https://fonts.example/inter.css') loads from another host" in result.stderr, (
+        result.stderr[-3000:]
+    )
 
 
 # --- the pieces, one by one ---------------------------------------------------
