@@ -175,7 +175,7 @@ def test_the_sql_page_asks_for_the_runner_and_wasm_in_its_csp():
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_an_open_panel_passes_axe(browser, site_url, scheme):
     """The query box, the result table and the error line, as axe-core sees them."""
-    from test_site_browser import AXE, open_page
+    from test_site_browser import AXE, inject_axe, open_page
 
     if not AXE.is_file():
         pytest.fail("axe-core is not installed; run `npm ci`", pytrace=False)
@@ -189,7 +189,7 @@ def test_an_open_panel_passes_axe(browser, site_url, scheme):
     panel_of(other).get_by_label(re.compile("Query")).fill("SELEC 1;")
     run_button(other).click()
     panel_of(other).locator(".qkv-sql-error").wait_for(timeout=30000)
-    page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    inject_axe(page)
     violations = page.evaluate(
         """async () => (await axe.run('.qkv-sql-panel', {resultTypes: ['violations']})).violations
             .map(v => `${v.id} (${v.impact}) x${v.nodes.length}: ${v.nodes.slice(0, 3)
