@@ -27,7 +27,8 @@
   Content-Security-Policy ``<meta>`` (``safety.with_csp``: the hashes of its
   inline scripts; ``'wasm-unsafe-eval'`` only with ``csp_wasm: true`` in the
   front matter) and fails the build on any third-party resource load in it,
-  as ``<built file>:<line>``; ``on_post_build`` checks every other HTML, CSS
+  as ``docs/<page>:<line>`` (where the URL is in the source) and ``<built
+  file>:<line>``; ``on_post_build`` checks every other HTML, CSS
   and SVG file of the site the same way.
 """
 
