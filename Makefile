@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine:
-#   make serve   create .venv, install, build and serve the site on http://127.0.0.1:8000
+#   make serve   create .venv, install, build and serve the site on http://127.0.0.1:8000/qkv/
 #   make test    run every test: sybil (docs + docstrings), unit, property,
 #                PyTorch cross-checks, strict build, browser, workflow lint
 PYTHON ?= python3

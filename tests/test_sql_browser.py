@@ -157,11 +157,11 @@ def test_the_runner_script_is_added_only_to_pages_that_ask_for_it():
             self.file = F()
 
     html = "<html><body><p>x</p></body></html>"
-    assert hooks.on_post_page(html, Page({}), None) == html
-    with_runner = hooks.on_post_page(html, Page({"sql_runner": True}), None)
+    assert hooks.with_sql_runner(html, Page({})) == html
+    with_runner = hooks.with_sql_runner(html, Page({"sql_runner": True}))
     assert '<script src="../../javascripts/sql-runner.js" defer></script>\n</body>' in with_runner
     with pytest.raises(PluginError, match=r"docs/chapters/attention-sql\.md: no </body>"):
-        hooks.on_post_page("<p>x</p>", Page({"sql_runner": True}), None)
+        hooks.with_sql_runner("<p>x</p>", Page({"sql_runner": True}))
 
 
 def test_the_sql_page_asks_for_the_runner_and_wasm_in_its_csp():
@@ -175,7 +175,7 @@ def test_the_sql_page_asks_for_the_runner_and_wasm_in_its_csp():
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_an_open_panel_passes_axe(browser, site_url, scheme):
     """The query box, the result table and the error line, as axe-core sees them."""
-    from test_site_browser import AXE, open_page
+    from test_site_browser import AXE, inject_axe, open_page
 
     if not AXE.is_file():
         pytest.fail("axe-core is not installed; run `npm ci`", pytrace=False)
@@ -189,7 +189,7 @@ def test_an_open_panel_passes_axe(browser, site_url, scheme):
     panel_of(other).get_by_label(re.compile("Query")).fill("SELEC 1;")
     run_button(other).click()
     panel_of(other).locator(".qkv-sql-error").wait_for(timeout=30000)
-    page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    inject_axe(page)
     violations = page.evaluate(
         """async () => (await axe.run('.qkv-sql-panel', {resultTypes: ['violations']})).violations
             .map(v => `${v.id} (${v.impact}) x${v.nodes.length}: ${v.nodes.slice(0, 3)

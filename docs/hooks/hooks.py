@@ -21,6 +21,15 @@
   ``javascripts/sql-runner.js`` (Run buttons on its SQL blocks); the build
   copies sql.js (SQLite compiled to WebAssembly) from ``node_modules`` into
   ``javascripts/sqljs/``, so the browser never asks another host for it.
+* Notebook pages are sanitised (``safety.sanitise_notebook``, nh3): no script
+  or event handler from a notebook's cells or outputs reaches the page.
+* ``on_post_page`` (and ``on_post_template`` for 404.html) gives each page its
+  Content-Security-Policy ``<meta>`` (``safety.with_csp``: the hashes of its
+  inline scripts; ``'wasm-unsafe-eval'`` only with ``csp_wasm: true`` in the
+  front matter) and fails the build on any third-party resource load in it,
+  as ``docs/<page>:<line>`` (where the URL is in the source) and ``<built
+  file>:<line>``; ``on_post_build`` checks every other HTML, CSS
+  and SVG file of the site the same way.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import install_line  # noqa: E402
 import notebooks  # noqa: E402
 import parts  # noqa: E402
+import safety  # noqa: E402
 
 _ARITHMATEX = re.compile(
     r'<(?P<tag>span|div) class="arithmatex">\s*'
@@ -203,15 +213,93 @@ def on_page_markdown(markdown: str, page, config, files):
 
 def on_page_content(html_content: str, page, config, files):
     if _is_notebook(page):
+        try:
+            html_content = safety.sanitise_notebook(html_content, f"docs/{page.file.src_uri}")
+        except ValueError as error:
+            raise PluginError(str(error)) from None
         html_content = _drop_offsite_scripts(html_content)
         html_content = _dollars_to_mathml(html_content)
     return _arithmatex_to_mathml(html_content)
 
 
-def on_post_page(output: str, page, config):
+def with_sql_runner(output: str, page) -> str:
+    """A page with ``sql_runner: true`` gets the script of its Run buttons."""
     if page.meta.get("sql_runner"):
         tag = runner_tag(page.url)
         if "</body>" not in output:
             raise PluginError(f"docs/{page.file.src_uri}: no </body> to put the SQL runner script before")
         output = output.replace("</body>", tag + "\n</body>", 1)
     return output
+
+
+def on_post_page(output: str, page, config):
+    output = with_sql_runner(output, page)
+    where = f"docs/{page.file.src_uri} -> {page.file.dest_uri}"
+    # sql.js compiles SQLite's WebAssembly: the page says so (csp_wasm: true).
+    output = _with_csp(output, where, wasm=bool(page.meta.get("csp_wasm")))
+    problems = safety.third_party_loads(output, page.file.dest_uri)
+    if problems and page.file.abs_src_path:
+        source = Path(page.file.abs_src_path).read_text(encoding="utf-8", errors="replace")
+        problems = safety.located_in_source(problems, f"docs/{page.file.src_uri}", source)
+    _fail_on_third_party_loads(problems, where)
+    _CHECKED.add(page.file.dest_uri)
+    return output
+
+
+#: Built files already checked for third-party loads in on_post_page.
+_CHECKED: set[str] = set()
+
+
+#: True under `mkdocs serve` (on_startup): its live-reload script is inline and
+#: differs on every request, so no hash can allow it.
+_SERVING: list[bool] = [False]
+
+
+def on_startup(command, dirty):
+    _SERVING[0] = command == "serve"
+
+
+def _with_csp(output: str, where: str, *, wasm: bool) -> str:
+    """The page with its Content-Security-Policy (sql.js needs WebAssembly: wasm)."""
+    try:
+        return safety.with_csp(output, where, wasm=wasm, live_reload=_SERVING[0])
+    except ValueError as error:
+        raise PluginError(str(error)) from None
+
+
+def _fail_on_third_party_loads(problems: list[str], where: str) -> None:
+    if problems:
+        raise PluginError(
+            f"{where}: loads resources from another host (the site loads nothing from "
+            "another host; vendor the file or drop it):\n  " + "\n  ".join(problems)
+        )
+
+
+def on_pre_build(config):
+    _CHECKED.clear()
+
+
+def on_post_template(output: str, template_name: str, config):
+    """404.html: the same policy and check as the pages."""
+    if not template_name.endswith(".html"):
+        return output
+    output = _with_csp(output, template_name, wasm=False)
+    _fail_on_third_party_loads(safety.third_party_loads(output, template_name), template_name)
+    _CHECKED.add(template_name)
+    return output
+
+
+def on_post_build(config):
+    """Every other built file a page loads or is: HTML, CSS, SVG."""
+    site = Path(config.site_dir)
+    problems: list[str] = []
+    for path in sorted(site.rglob("*")):
+        rel = path.relative_to(site).as_posix()
+        if rel in _CHECKED or path.suffix not in {".html", ".css", ".svg"} or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.suffix == ".css":
+            problems += safety.css_file_loads(text, rel)
+        else:
+            problems += safety.third_party_loads(text, rel)
+    _fail_on_third_party_loads(problems, config.site_dir)

@@ -45,7 +45,7 @@ KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
 def repository_url() -> str:
-    """The one place the repository URL lives: ``extra.repository`` in mkdocs.yml."""
+    """The one place the repository URL lives: ``repo_url`` in mkdocs.yml."""
 
     class Loader(yaml.SafeLoader):
         pass
@@ -53,7 +53,7 @@ def repository_url() -> str:
     # mkdocs.yml may carry !!python/name tags; they do not matter here.
     Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
     config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
-    return config["extra"]["repository"].rstrip("/")
+    return config["repo_url"].rstrip("/")
 
 
 def colab_url(name: str, repo: str | None = None) -> str:

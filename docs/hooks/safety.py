@@ -1,0 +1,357 @@
+"""What the built site may run and load: sanitised notebook pages, no
+third-party resource loads, a Content-Security-Policy on every page.
+
+* ``sanitise_notebook``: the HTML mkdocs-jupyter makes of a notebook page is
+  nbconvert's template (a header of ``<script>`` and ``<style>`` blocks: the
+  copy buttons' script, Jupyter's CSS) followed by the notebook itself inside
+  ``<div class="jupyter-wrapper">``. The notebook part (markdown cells, code
+  cells, outputs: what a pull request controls) goes through nh3 (the
+  html5ever-based ammonia sanitiser): no ``<script>``, ``<style>``, ``<iframe>``,
+  ``<object>``, ``<form>``, no ``on*=`` handlers, no ``javascript:`` URLs, no
+  ids or attributes that Material's own components answer to. The template's
+  header stays as it is (it holds nothing from the notebook).
+* ``third_party_loads``: every place a page would load something from
+  another host when it opens (``src``, ``srcset``, ``data``, ``poster``,
+  ``background``, SVG ``href``, ``<link rel=stylesheet|preload|...>``,
+  CSS ``url()`` and ``@import`` in ``style`` attributes and ``<style>``
+  blocks, ``<meta http-equiv=refresh>``, ``<base href>``), found by parsing
+  the HTML (``html.parser``) and the CSS (tinycss2), each as
+  ``<file>:<line>: ...``. Links (``<a href>``) to other sites are fine.
+* ``content_security_policy``: the policy of one page, from its final HTML:
+  ``script-src 'self'`` plus the SHA-256 of each inline script on it
+  (``'wasm-unsafe-eval'`` too on pages that run sql.js), ``object-src 'none'``,
+  ``base-uri 'self'``, ``connect-src 'self'``; ``with_csp`` puts it in a
+  ``<meta>`` tag at the top of ``<head>``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+import nh3
+import tinycss2
+
+# --- sanitising notebook pages ------------------------------------------------
+
+NOTEBOOK_START = '<div class="jupyter-wrapper">'
+NOTEBOOK_END = "<!-- jupyter-wrapper -->"
+
+_SVG_TAGS = {
+    "svg", "g", "path", "rect", "circle", "ellipse", "line", "polyline", "polygon",
+    "text", "tspan", "title", "desc", "defs", "clipPath", "clippath",
+}  # fmt: skip
+_SVG_ATTRIBUTES = {
+    "d", "fill", "fill-rule", "fill-opacity", "stroke", "stroke-width", "stroke-linecap",
+    "stroke-linejoin", "stroke-opacity", "stroke-dasharray", "transform", "x", "y", "dx", "dy",
+    "x1", "y1", "x2", "y2", "cx", "cy", "r", "rx", "ry", "points", "width", "height",
+    "viewBox", "viewbox", "version", "preserveAspectRatio", "text-anchor", "font-size",
+    "font-family", "font-weight", "opacity", "clip-path", "xmlns",
+}  # fmt: skip
+NOTEBOOK_TAGS = (set(nh3.ALLOWED_TAGS) | _SVG_TAGS | {"clipboard-copy"}) - {"map", "area"}
+NOTEBOOK_ATTRIBUTES = {
+    # style attributes stay (matplotlib SVG, pandas); a url() in one is caught
+    # by third_party_loads. <style> elements do not: they restyle the page.
+    "*": {"class", "id", "title", "lang", "dir", "hidden", "tabindex", "role", "style"},
+    "a": {"href", "hreflang"},
+    "img": {"src", "alt", "width", "height", "loading"},
+    "td": {"colspan", "rowspan", "align"},
+    "th": {"colspan", "rowspan", "align", "scope"},
+    "ol": {"start"},
+    "details": {"open"},
+    "clipboard-copy": {"for"},
+    **{tag: set(_SVG_ATTRIBUTES) for tag in _SVG_TAGS},
+}
+# The element and its content go: script, style and what runs or embeds.
+NOTEBOOK_DROPPED = {"script", "style", "iframe", "object", "embed", "noscript", "template", "form", "math"}
+NOTEBOOK_URL_SCHEMES = (set(nh3.ALLOWED_URL_SCHEMES) | {"data"}) - {"url"}
+
+
+def _notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
+    """Keep no attribute that Material's or qkv's scripts would act on."""
+    if attribute == "id" and value.startswith("__"):
+        return None  # Material's own elements: __config, __search, __drawer, ...
+    if attribute.startswith(("data-md", "data-qkv")):
+        return None
+    return value
+
+
+def _clean(fragment: str) -> str:
+    return nh3.clean(
+        fragment,
+        tags=NOTEBOOK_TAGS,
+        clean_content_tags=NOTEBOOK_DROPPED,
+        attributes=NOTEBOOK_ATTRIBUTES,
+        attribute_filter=_notebook_attribute,
+        generic_attribute_prefixes={"data-", "aria-"},
+        url_schemes=NOTEBOOK_URL_SCHEMES,
+        link_rel=None,
+        strip_comments=True,
+    )
+
+
+def sanitise_notebook(content: str, where: str) -> str:
+    """mkdocs-jupyter's HTML for one page with the notebook part sanitised.
+
+    The template's header (before ``<div class="jupyter-wrapper">``) is kept;
+    after the notebook only ``<style>`` blocks (the template's CSS) stay."""
+    start = content.find(NOTEBOOK_START)
+    end = content.rfind(NOTEBOOK_END)
+    if start < 0 or end < start:
+        raise ValueError(
+            f"{where}: no {NOTEBOOK_START} ... {NOTEBOOK_END} in mkdocs-jupyter's output: "
+            "its template changed; the notebook cannot be sanitised"
+        )
+    end += len(NOTEBOOK_END)
+    header, notebook, tail = content[:start], content[start:end], content[end:]
+    tail = nh3.clean(tail, tags={"style"}, clean_content_tags={"script"}, attributes={}, strip_comments=True)
+    return header + _clean(notebook) + tail
+
+
+# --- third-party resource loads -------------------------------------------------
+
+# <link rel=...> values that make the browser fetch (or connect) at once.
+LOADING_RELS = {
+    "stylesheet", "preload", "modulepreload", "prefetch", "preconnect", "dns-prefetch",
+    "icon", "apple-touch-icon", "apple-touch-icon-precomposed", "mask-icon", "manifest",
+}  # fmt: skip
+URL_ATTRIBUTES = {"src", "data", "poster", "background", "codebase", "lowsrc", "dynsrc"}
+SRCSET_ATTRIBUTES = {"srcset", "imagesrcset"}
+SVG_HREF_TAGS = {"image", "use", "feimage", "script"}
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
+_LOCAL_SCHEMES = {"data", "blob", "about", "javascript", "mailto", "tel"}
+_REFRESH_URL = re.compile(r"""^\s*\d*\.?\d*\s*[;,]?\s*(?:url\s*=\s*)?["']?(?P<url>[^"']*)""", re.IGNORECASE)
+
+
+def is_third_party(url: str) -> bool:
+    """True if loading ``url`` from a page of this site would ask another host.
+
+    As a browser reads it: tabs and newlines anywhere are dropped, spaces and
+    control characters at the ends too, and ``\\`` counts as ``/``."""
+    url = re.sub(r"[\t\n\r]", "", url).strip("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"
+                                                "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ")
+    url = url.replace("\\", "/")
+    if url.startswith("//"):
+        return True
+    scheme = _SCHEME.match(url)
+    return bool(scheme) and scheme[1].lower() not in _LOCAL_SCHEMES
+
+
+def _css_urls(tokens, line: int = 1):
+    """(url, line) for each url()/src()/image-set() string/@import in CSS component values."""
+    for token in tokens:
+        kind = getattr(token, "type", None)
+        token_line = line + (getattr(token, "source_line", 1) or 1) - 1
+        if kind == "url":
+            yield token.value, token_line
+        elif kind == "function":
+            if token.lower_name in {"url", "src", "image-set", "-webkit-image-set", "image"}:
+                for arg in token.arguments:
+                    if arg.type == "string":
+                        yield arg.value, token_line
+            yield from _css_urls(token.arguments, line)
+        elif kind == "at-rule":
+            if token.lower_at_keyword == "import":
+                for arg in token.prelude:
+                    if arg.type == "string":
+                        yield arg.value, token_line
+            yield from _css_urls(token.prelude, line)
+            yield from _css_urls(token.content or [], line)
+        elif kind == "qualified-rule":
+            yield from _css_urls(token.prelude, line)
+            yield from _css_urls(token.content, line)
+        elif kind in {"() block", "[] block", "{} block"}:
+            yield from _css_urls(token.content, line)
+        elif kind == "declaration":
+            yield from _css_urls(token.value, line)
+
+
+def css_third_party_loads(css: str, line: int = 1) -> list[tuple[int, str]]:
+    """(line, message) for each url() or @import in ``css`` that names another host."""
+    rules = tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True)
+    return [(at, f"CSS url({url!r}) loads from another host") for url, at in _css_urls(rules, line) if is_third_party(url)]
+
+
+def _style_attribute_loads(css: str, line: int) -> list[tuple[int, str]]:
+    tokens = tinycss2.parse_component_value_list(css, skip_comments=True)
+    return [(line, f"style attribute url({url!r}) loads from another host") for url, _ in _css_urls(tokens, line) if is_third_party(url)]
+
+
+class _LoadFinder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[int, str]] = []
+        self._style_line: int | None = None
+        self._style: list[str] = []
+
+    def _add(self, message: str) -> None:
+        self.found.append((self.getpos()[0], message))
+
+    def handle_starttag(self, tag, attrs):
+        line = self.getpos()[0]
+        values = {name.lower(): (value or "") for name, value in attrs}
+        for name, value in values.items():
+            if name in URL_ATTRIBUTES and is_third_party(value):
+                self._add(f"<{tag} {name}={value!r}> loads from another host")
+            elif name in SRCSET_ATTRIBUTES:
+                for candidate in value.split(","):
+                    url = candidate.strip().split(" ")[0] if candidate.strip() else ""
+                    if url and is_third_party(url):
+                        self._add(f"<{tag} {name}> candidate {url!r} loads from another host")
+            elif name == "style":
+                self.found += _style_attribute_loads(value, line)
+        if tag in SVG_HREF_TAGS:
+            for name in ("href", "xlink:href"):
+                if name in values and is_third_party(values[name]):
+                    self._add(f"<{tag} {name}={values[name]!r}> loads from another host")
+        if tag == "link":
+            rels = set(values.get("rel", "").lower().split())
+            if rels & LOADING_RELS and is_third_party(values.get("href", "")):
+                self._add(f"<link rel={values.get('rel')!r} href={values.get('href')!r}> loads from another host")
+        if tag == "base" and is_third_party(values.get("href", "")):
+            self._add(f"<base href={values['href']!r}> makes every relative URL load from another host")
+        if tag == "meta" and values.get("http-equiv", "").lower() == "refresh":
+            url = _REFRESH_URL.match(values.get("content", ""))["url"]
+            if is_third_party(url):
+                self._add(f"<meta http-equiv=refresh content={values.get('content')!r}> sends the page to another host")
+        if "srcdoc" in values:  # a frame's whole document, inline
+            for message in third_party_loads(values["srcdoc"], "srcdoc"):
+                self._add(f"<{tag} srcdoc>: {message.split(': ', 1)[1]}")
+        if tag == "style":
+            self._style_line, self._style = line, []
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag == "style":
+            self._style_line = None
+
+    def handle_data(self, data):
+        if self._style_line is not None:
+            self._style.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "style" and self._style_line is not None:
+            self.found += css_third_party_loads("".join(self._style), self._style_line)
+            self._style_line = None
+
+
+def third_party_loads(text: str, where: str) -> list[str]:
+    """``<where>:<line>: <what>`` for each third-party resource load in an HTML page."""
+    finder = _LoadFinder()
+    finder.feed(text)
+    finder.close()
+    return [f"{where}:{line}: {message}" for line, message in sorted(finder.found)]
+
+
+def css_file_loads(text: str, where: str) -> list[str]:
+    return [f"{where}:{line}: {message}" for line, message in css_third_party_loads(text)]
+
+
+# --- Content-Security-Policy ------------------------------------------------------
+
+@dataclass
+class _Script:
+    attrs: dict
+    body: str
+
+
+class _ScriptFinder(HTMLParser):
+    """Inline scripts, with their text exactly as the browser hashes it."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=False)
+        self.scripts: list[_Script] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "script":
+            self._attrs = {name.lower(): value for name, value in attrs}
+            self._body: list[str] | None = []
+
+    def handle_data(self, data):
+        if getattr(self, "_body", None) is not None:
+            self._body.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "script" and getattr(self, "_body", None) is not None:
+            self.scripts.append(_Script(self._attrs, "".join(self._body)))
+            self._body = None
+
+
+def inline_script_hashes(text: str) -> list[str]:
+    """'sha256-...' for each distinct inline script (no src) in the page, in order."""
+    finder = _ScriptFinder()
+    finder.feed(text)
+    finder.close()
+    hashes: list[str] = []
+    for script in finder.scripts:
+        if "src" in script.attrs:
+            continue
+        # The browser hashes the text after its input stream turned CR LF and CR into LF.
+        body = script.body.replace("\r\n", "\n").replace("\r", "\n")
+        digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
+        if f"'sha256-{digest}'" not in hashes:
+            hashes.append(f"'sha256-{digest}'")
+    return hashes
+
+
+def content_security_policy(text: str, *, wasm: bool = False, live_reload: bool = False) -> str:
+    """The policy of the page ``text``. ``live_reload`` (``mkdocs serve`` only,
+    never a built site): inline scripts allowed instead of hashed, because the
+    server adds one that changes on every request."""
+    inline = ["'unsafe-inline'"] if live_reload else inline_script_hashes(text)
+    script_src = ["'self'"] + (["'wasm-unsafe-eval'"] if wasm else []) + inline
+    return "; ".join(
+        [
+            "default-src 'self'",
+            "script-src " + " ".join(script_src),
+            # Inline <style> blocks and style attributes (Jupyter's CSS, the
+            # SQL chapter's tables) stay allowed; only scripts are locked down.
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data:",
+            "font-src 'self' data:",
+            "object-src 'none'",
+            "base-uri 'self'",
+            "connect-src 'self'",
+            "form-action 'self'",
+        ]
+    )
+
+
+_HEAD = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
+_CHARSET = re.compile(r"<meta\s+charset=[^>]*>", re.IGNORECASE)
+
+
+def with_csp(text: str, where: str, *, wasm: bool = False, live_reload: bool = False) -> str:
+    """The page with its Content-Security-Policy ``<meta>`` at the top of
+    ``<head>`` (after ``<meta charset>``, which must stay in the first 1024
+    bytes), before any script."""
+    head = _HEAD.search(text)
+    if head is None:
+        raise ValueError(f"{where}: no <head> to put the Content-Security-Policy <meta> in")
+    after_head = head.end() + len(text[head.end() :]) - len(text[head.end() :].lstrip())
+    head = _CHARSET.match(text, after_head) or head
+    policy = content_security_policy(text, wasm=wasm, live_reload=live_reload)
+    policy = html.escape(policy, quote=False).replace('"', "&quot;")
+    tag = f'\n    <meta http-equiv="Content-Security-Policy" content="{policy}">'
+    return text[: head.end()] + tag + text[head.end() :]
+
+
+_URL_IN_MESSAGE = re.compile(r"//[^'\"\s)]+")
+
+
+def located_in_source(problems: list[str], source_name: str, source_text: str) -> list[str]:
+    """Each ``<built>:<line>: <what>`` problem as ``<source>:<line>: <what> (built <built>:<line>)``
+    when the URL it names appears in the page's source; unchanged otherwise
+    (the load came from the theme or a hook)."""
+    lines = source_text.splitlines()
+    located = []
+    for problem in problems:
+        built, message = problem.split(": ", 1)
+        url = _URL_IN_MESSAGE.search(message)
+        number = next((n for n, line in enumerate(lines, 1) if url and url[0] in line), None)
+        located.append(f"{source_name}:{number}: {message} (built {built})" if number else problem)
+    return located

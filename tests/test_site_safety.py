@@ -1,0 +1,278 @@
+"""docs/hooks/safety.py: notebook pages sanitised, third-party resource loads
+fail the build with file:line, a Content-Security-Policy per page.
+
+The planted faults go through a real ``mkdocs build --strict`` of a tiny site
+that uses this project's hooks and mkdocs-jupyter (one notebook, one page)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import safety  # docs/hooks, on pytest's pythonpath
+
+ROOT = Path(__file__).resolve().parent.parent
+
+MKDOCS_YML = f"""\
+site_name: planted
+site_url: https://example.org/planted/
+theme:
+  name: material
+  font: false
+hooks:
+  - {ROOT / "docs" / "hooks" / "hooks.py"}
+plugins:
+  - mkdocs-jupyter:
+      include: ["notebooks/*.py"]
+      execute: true
+      allow_errors: false
+      cache: false
+      include_source: true
+      kernel_name: python3
+"""
+
+
+def build(tmp_path: Path, files: dict[str, str], config: str = "") -> tuple[subprocess.CompletedProcess, Path]:
+    """``mkdocs build --strict`` of a site made of ``files`` (path under docs/ -> text)."""
+    (tmp_path / "mkdocs.yml").write_text(MKDOCS_YML + config, encoding="utf-8")
+    files = {"index.md": "# Home\n\nNothing here.\n", **files}
+    for name, text in files.items():
+        path = tmp_path / "docs" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    site = tmp_path / "site"
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return result, site
+
+
+PLANTED_NOTEBOOK = '''\
+# %% [markdown]
+# # Planted
+#
+# <img src=x onerror=alert(1)> an image with a handler.
+#
+# <script>alert(2)</script>
+#
+# <script src=https://cdn.example/x.js></script>
+#
+# <a href="javascript:alert(3)">a javascript link</a>, <a href="https://example.org/">a link elsewhere</a>.
+#
+# <div id="__config" data-md-component="source" onclick="alert(4)">clobbers Material's config</div>
+#
+# <style>body { display: none }</style>
+#
+# Math stays: $a + b$.
+
+# %%
+from IPython.display import HTML, display
+
+display(HTML("<script>alert(5)</script><b onmouseover=alert(6)>bold output</b><iframe src=about:blank></iframe>"))
+'''
+
+
+@pytest.mark.build
+def test_script_and_handlers_in_a_notebook_are_stripped(tmp_path):
+    result, site = build(tmp_path, {"notebooks/planted.py": PLANTED_NOTEBOOK})
+    assert result.returncode == 0, result.stderr[-3000:]
+    html = (site / "notebooks" / "planted" / "index.html").read_text(encoding="utf-8")
+    start, end = html.index('<div class="jupyter-wrapper">'), html.index("</article>")
+    notebook = html[start:end]
+    live = elements(notebook)
+    assert not [tag for tag, _ in live if tag in {"script", "style", "iframe"}], live
+    assert not [(tag, a) for tag, attrs in live for a, v in attrs if a.startswith("on")]
+    assert not [(tag, a) for tag, attrs in live for a, v in attrs if "javascript:" in (v or "")]
+    assert not [(tag, a) for tag, attrs in live for a, v in attrs if a.startswith("data-md") or v == "__config"]
+    # The planted script URL is gone entirely (a markdown cell is not shown as source).
+    assert "cdn.example" not in notebook
+    # What is not script stays: the image, the text, the link, the output, the math.
+    assert ("img", [("alt", "No description has been provided for this image"), ("src", "x")]) in live
+    assert "an image with a handler" in notebook
+    assert '<a href="https://example.org/">a link elsewhere</a>' in notebook
+    assert "<b>bold output</b>" in notebook and "clobbers Material's config" in notebook
+    assert "<math" in notebook
+    # The page's only scripts are the template's and Material's, each hashed in the policy.
+    policy = html.split('http-equiv="Content-Security-Policy" content="')[1].split('"')[0]
+    hashes = safety.inline_script_hashes(html)
+    assert hashes and all(h in policy for h in hashes)
+
+
+@pytest.mark.build
+def test_third_party_loads_on_a_page_fail_the_build_with_file_and_line(tmp_path):
+    page = """\
+    # Loads
+
+    <script src=https://cdn.example/x.js></script>
+
+    <p style="background: url(https://cdn.example/bg.png)">styled</p>
+
+    <style>
+    .x { background-image: url("//cdn.example/y.png"); }
+    </style>
+
+    <img srcset="local.png 1x, https://cdn.example/big.png 2x" src="local.png" alt="">
+
+    <link rel="preload" href="https://cdn.example/font.woff2">
+
+    <meta http-equiv="refresh" content="0; url=https://elsewhere.example/">
+
+    [an ordinary link elsewhere](https://example.org/) is fine.
+    """
+    result, _ = build(tmp_path, {"loads.md": page})
+    assert result.returncode != 0
+    err = result.stderr
+    assert "docs/loads.md -> loads/index.html: loads resources from another host" in err, err[-3000:]
+    # Each names the page's source line and the built file's line.
+    built = r" \(built loads/index\.html:\d+\)"
+    expected = [
+        r"docs/loads.md:3: <script src='https://cdn.example/x.js'> loads from another host" + built,
+        r"docs/loads.md:5: style attribute url\('https://cdn.example/bg.png'\) loads from another host" + built,
+        r"docs/loads.md:8: CSS url\('//cdn.example/y.png'\) loads from another host" + built,
+        r"docs/loads.md:11: <img srcset> candidate 'https://cdn.example/big.png' loads from another host" + built,
+        r"docs/loads.md:13: <link rel='preload' href='https://cdn.example/font.woff2'> loads from another host" + built,
+        r"docs/loads.md:15: <meta http-equiv=refresh content='0; url=https://elsewhere.example/'> "
+        r"sends the page to another host" + built,
+    ]
+    for pattern in expected:
+        assert re.search(pattern, err), f"{pattern}\nnot in:\n{err[-3000:]}"
+    assert "example.org" not in err
+    # Lines are the built file's lines, in order.
+    lines = [int(n) for n in re.findall(r"built loads/index.html:(\d+)\)", err)]
+    assert lines == sorted(lines) and len(set(lines)) >= 5, lines
+
+
+@pytest.mark.build
+def test_a_remote_image_in_a_notebook_fails_the_build_naming_the_notebook(tmp_path):
+    notebook = '''\
+    # %% [markdown]
+    # # Remote
+    #
+    # <img src="https://cdn.example/plot.png" alt="a plot">
+
+    # %%
+    from IPython.display import HTML, display
+
+    display(HTML('<span style="background:url(https://cdn.example/s.png)">styled output</span>'))
+    '''
+    result, _ = build(tmp_path, {"notebooks/remote.py": notebook})
+    assert result.returncode != 0
+    err = result.stderr
+    assert "docs/notebooks/remote.py -> notebooks/remote/index.html: loads resources from another host" in err, err[-3000:]
+    assert "docs/notebooks/remote.py:4: <img src='https://cdn.example/plot.png'> loads from another host (built" in err
+    assert "docs/notebooks/remote.py:9: style attribute url('https://cdn.example/s.png') loads from another host (built" in err
+
+
+def elements(html: str) -> list[tuple[str, list]]:
+    """(tag, attributes) of every element in ``html``, as a browser would build them."""
+    from html.parser import HTMLParser
+
+    found = []
+
+    class Parser(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append((tag, attrs))
+
+    Parser().feed(html)
+    return found
+
+
+@pytest.mark.build
+def test_a_stylesheet_that_imports_from_another_host_fails_the_build(tmp_path):
+    css = "/* the site's own styles */\n@import url(\"https://fonts.example/inter.css\");\n.x { color: red }\n"
+    result, _ = build(tmp_path, {"stylesheets/extra.css": css}, config="extra_css:\n  - stylesheets/extra.css\n")
+    assert result.returncode != 0
+    assert "stylesheets/extra.css:2: CSS url('https://fonts.example/inter.css') loads from another host" in result.stderr, (
+        result.stderr[-3000:]
+    )
+
+
+# --- the pieces, one by one ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "third_party"),
+    [
+        ("https://cdn.example/x.js", True),
+        ("//cdn.example/x.js", True),
+        ("  HTTPS://cdn.example/x.js", True),
+        ("ht\ttps://cdn.example/x.js", True),
+        ("\\\\cdn.example/x.js", True),
+        ("ftp://cdn.example/x", True),
+        ("../assets/x.js", False),
+        ("/qkv/assets/x.js", False),
+        ("data:image/png;base64,AAAA", False),
+        ("#anchor", False),
+        ("", False),
+    ],
+)
+def test_what_counts_as_another_host(url, third_party):
+    assert safety.is_third_party(url) is third_party
+
+
+def test_each_kind_of_load_is_found_with_its_line():
+    html = "\n".join(
+        [
+            "<html><head>",
+            '<link rel="stylesheet" href="https://cdn.example/a.css">',  # 2
+            '<link rel="icon" href="//cdn.example/favicon.ico">',  # 3
+            '<link rel="manifest" href="https://cdn.example/m.json">',  # 4
+            '<link rel="modulepreload" href="https://cdn.example/m.js">',  # 5
+            '<link rel="canonical" href="https://example.org/">',  # not a load
+            "<style>@import 'https://cdn.example/b.css';</style>",  # 7
+            "</head><body>",
+            '<video poster="https://cdn.example/p.png"></video>',  # 9
+            '<object data="https://cdn.example/o.swf"></object>',  # 10
+            '<svg><image href="https://cdn.example/i.png"/></svg>',  # 11
+            '<a href="https://example.org/">fine</a>',
+            '<base href="https://cdn.example/">',  # 13
+            "</body></html>",
+        ]
+    )
+    found = safety.third_party_loads(html, "page.html")
+    assert [f.split(": ", 1)[0] for f in found] == [f"page.html:{n}" for n in (2, 3, 4, 5, 7, 9, 10, 11, 13)], found
+
+
+def test_css_files_are_checked_too():
+    css = "a { color: red }\n.b {\n  background: url(https://cdn.example/x.png);\n}\n"
+    assert safety.css_file_loads(css, "stylesheets/qkv.css") == [
+        "stylesheets/qkv.css:3: CSS url('https://cdn.example/x.png') loads from another host"
+    ]
+    assert safety.css_file_loads("a { background: url(data:image/png;base64,AA) }", "x.css") == []
+
+
+def test_the_policy_hashes_each_inline_script_as_the_browser_does():
+    body = "var x = 1;\r\nvar y = 2;"
+    page = (
+        '<!doctype html><html><head>\n<meta charset="utf-8">\n<title>t</title>'
+        f"<script>{body}</script><script src=\"a.js\"></script>"
+        '<script id="__config" type="application/json">{"a": "&amp;"}</script></head><body></body></html>'
+    )
+    expected = base64.b64encode(hashlib.sha256(body.replace("\r\n", "\n").encode()).digest()).decode()
+    out = safety.with_csp(page, "t.html")
+    meta = out.split("\n")[2]
+    assert meta.startswith('    <meta http-equiv="Content-Security-Policy" content="'), out
+    assert f"'sha256-{expected}'" in meta
+    assert "script-src 'self' 'sha256-" in meta and "'wasm-unsafe-eval'" not in meta
+    assert "object-src 'none'; base-uri 'self'; connect-src 'self'" in meta
+    assert "'wasm-unsafe-eval'" in safety.with_csp(page, "t.html", wasm=True)
+    # mkdocs serve's live-reload script changes on every request: no hash can allow it.
+    served = safety.with_csp(page, "t.html", live_reload=True)
+    assert "script-src 'self' 'unsafe-inline';" in served and "sha256" not in served
+    with pytest.raises(ValueError, match=r"t\.html: no <head> to put the Content-Security-Policy <meta> in"):
+        safety.with_csp("<p>x</p>", "t.html")
+
+
+def test_a_changed_mkdocs_jupyter_template_is_reported():
+    with pytest.raises(ValueError, match=r"docs/notebooks/x\.py: no <div class=\"jupyter-wrapper\"> .* its template changed"):
+        safety.sanitise_notebook("<div><script>alert(1)</script></div>", "docs/notebooks/x.py")
