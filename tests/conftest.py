@@ -1,5 +1,7 @@
-"""Fixtures shared by the site tests: one strict build, one local server,
-one real browser (Debian chromium driven by Playwright)."""
+"""Fixtures shared by the site tests: one strict build, two local servers
+(at the root, and under /qkv/ as published), one real browser (Debian
+chromium driven by Playwright), and one sweep that loads each page once per
+browser configuration (tests/support/site_sweep.py)."""
 
 from __future__ import annotations
 
@@ -60,6 +62,34 @@ def site_url(built_site):
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def sub_path_url(built_site):
+    """http://127.0.0.1:<port>/qkv/ serving the built site as GitHub Pages
+    does (a project site under /<repo>/, 404.html with 404 for anything missing)."""
+    from site_sweep import SUB_PATH, SubPathHandler
+
+    handler = functools.partial(SubPathHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}{SUB_PATH}"
+    server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def sweep(browser, sub_path_url, built_site, artifacts):
+    """Each page of the published site loaded once per configuration, every
+    per-page check run on that load: ``sweep.findings(path, config)``."""
+    import parts  # docs/hooks, on pytest's pythonpath
+    from site_sweep import Sweep
+
+    widget_pages = {name: page[:-3] + "/" for page, declared in parts.load().items() for name in declared.widgets}
+    shots, widget_shots = artifacts / "screenshots", artifacts / "widgets"
+    shots.mkdir(exist_ok=True)
+    widget_shots.mkdir(exist_ok=True)
+    return Sweep(browser, sub_path_url, built_site, shots, widget_shots, widget_pages)
 
 
 @pytest.fixture(scope="session")

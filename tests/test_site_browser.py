@@ -1,147 +1,65 @@
 """Every page of the built site, in a real Chromium: it loads, math is
-rendered, nothing is logged as an error, and no request leaves 127.0.0.1."""
+rendered, nothing is logged as an error, no request leaves 127.0.0.1, axe
+finds nothing, and reading a chapter moves nothing.
+
+The per-page checks assert on one load of each page per configuration
+(palette x viewport, ``sweep`` in conftest.py, tests/support/site_sweep.py);
+the tests that click, type or follow a link load their page themselves."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
-from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
+from site_sweep import (  # tests/support, on pytest's pythonpath
+    AXE,
+    CONFIGS,
+    SCHEMES,
+    WIDTHS,
+    docs_pages,
+    open_page,
+    render_deferred_blocks,
+)
 
 from needs import require
 
 pytestmark = pytest.mark.browser
 
-# TeX that survived the build would show up in the visible text like this.
-RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\frac|\\sqrt|\\sin|\\cos|\\text|\\left|\\top")
-SCHEMES = ("light", "dark")
-WIDTHS = {"desktop": 1280, "phone": 375}
+#: Every page of the site (tests/test_site_build.py checks the build makes exactly these).
+PAGES = docs_pages()
+CHAPTERS = [p for p in PAGES if p.startswith("chapters/")]
 
 
-def site_pages(built_site) -> list[str]:
-    pages = []
-    for index in sorted(built_site.rglob("index.html")):
-        rel = index.parent.relative_to(built_site).as_posix()
-        pages.append("" if rel == "." else rel + "/")
-    return pages
+def page_id(path: str) -> str:
+    return path.rstrip("/") or "home"
 
 
-@pytest.fixture(scope="module")
-def pages(built_site):
-    found = site_pages(built_site)
-    assert "" in found and "verification/" in found, found
-    return found
-
-
-def open_page(browser, url: str, *, scheme: str, width: int):
-    """Load ``url``; return (page, context, problems) with problems recorded."""
-    context = browser.new_context(
-        color_scheme=scheme, viewport={"width": width, "height": 900}, service_workers="block"
-    )
-    page = context.new_page()
-    problems: list[str] = []
-
-    def guard(route):
-        host = urlparse(route.request.url).hostname
-        if route.request.url.startswith(("data:", "blob:")) or host == "127.0.0.1":
-            route.continue_()
-        else:
-            problems.append(f"request to a third-party host: {route.request.url}")
-            route.abort()
-
-    page.route("**/*", guard)
-    page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on(
-        "response",
-        lambda r: r.status >= 400 and problems.append(f"HTTP {r.status} for {r.url}"),
-    )
-    page.goto(url, wait_until="networkidle")
-    # After load, qkv.js measures which regions scroll sideways (some inside
-    # blocks not rendered yet) and makes them focusable; check the result.
-    page.wait_for_selector("html[data-qkv-measured]", state="attached", timeout=15000)
-    return page, context, problems
-
-
-LAYOUT_SHIFTS = """() => new Promise(resolve => {
-    let total = 0;
-    new PerformanceObserver(list => {
-        for (const entry of list.getEntries()) if (!entry.hadRecentInput) total += entry.value;
-    }).observe({type: 'layout-shift', buffered: true});
-    setTimeout(() => resolve(total), 500);
-})"""
-
-
-def scroll_like_a_reader(page, until=None, step: int = 300) -> None:
-    """Scroll down with the mouse wheel, a step at a time, as a reader does,
-    until ``until`` (a locator) is in the upper half of the window, or to
-    the bottom of the page."""
-    height = page.viewport_size["height"]
-    for _ in range(1000):
-        if until is not None and until.bounding_box()["y"] < height / 2:
-            return
-        at_bottom = page.evaluate("scrollY + innerHeight >= document.documentElement.scrollHeight - 1")
-        if at_bottom:
-            return
-        page.mouse.wheel(0, step)
-        page.wait_for_timeout(40)
-
-
-def render_deferred_blocks(page) -> None:
-    """Render every block now, as scrolling through the page would.
-
-    Blocks below the first screen start unrendered (content-visibility: auto
-    in qkv.css) and clip what overflows them, so geometry checks (overflow,
-    math widths, contrast) run on the page as the reader sees it after
-    scrolling, not on placeholders."""
-    page.add_style_tag(content=".md-typeset > * { content-visibility: visible !important; }")
-
-
-@pytest.mark.parametrize("scheme", SCHEMES)
-@pytest.mark.parametrize("width_name", list(WIDTHS))
-def test_every_page_loads_clean_offline(browser, site_url, pages, built_site, artifacts, scheme, width_name):
-    failures = []
-    shots = artifacts / "screenshots"
-    shots.mkdir(exist_ok=True)
-    for path in pages:
-        page, context, problems = open_page(
-            browser, site_url + path, scheme=scheme, width=WIDTHS[width_name]
-        )
-        render_deferred_blocks(page)
-        text = page.inner_text("article")
-        raw = RAW_TEX.findall(text)
-        if raw:
-            problems.append(f"raw TeX left in the text: {sorted(set(raw))}")
-        has_math = "<math" in (built_site / path / "index.html").read_text(encoding="utf-8")
-        if has_math:
-            # Math inside a closed <details> (quiz answers) is not laid out yet.
-            sizes = page.eval_on_selector_all(
-                "article math",
-                "els => els.filter(e => !e.closest('details:not([open]), [hidden]'))"
-                ".map(e => e.getBoundingClientRect().width)",
-            )
-            if not sizes or min(sizes) <= 0:
-                problems.append(f"MathML not laid out (widths {sizes})")
-        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-        if overflow > 0:
-            problems.append(f"page is {overflow}px wider than the {WIDTHS[width_name]}px viewport")
-        name = (path.strip("/").replace("/", "_") or "home") + f"-{scheme}-{width_name}.png"
-        page.screenshot(path=str(shots / name), full_page=True)
-        context.close()
-        failures += [f"/{path}: {p}" for p in problems]
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+@pytest.mark.parametrize("config", CONFIGS)
+def test_every_page_loads_clean_offline(sweep, config, path):
+    """No request leaves 127.0.0.1, nothing is logged as an error, no raw TeX,
+    MathML laid out, no sideways overflow; a full-page screenshot in artifacts/."""
+    found = sweep.findings(path, config)
+    problems = list(found.problems)
+    if found.raw_tex:
+        problems.append(f"raw TeX left in the text: {found.raw_tex}")
+    if found.has_math:
+        sizes = found.math_widths
+        if not sizes or min(sizes) <= 0:
+            problems.append(f"MathML not laid out (widths {sizes})")
+    if found.overflow > 0:
+        problems.append(f"page is {found.overflow}px wider than the {WIDTHS[config.split('-')[1]]}px viewport")
+    failures = [f"/{path}: {p}" for p in problems]
     assert not failures, "\n".join(failures)
 
 
-def test_math_is_rendered_on_markdown_and_notebook_pages(browser, site_url):
-    for path in ("verification/", "notebooks/first-look/"):
-        page, context, problems = open_page(browser, site_url + path, scheme="light", width=1280)
-        count = page.locator("article math").count()
-        context.close()
-        assert count >= 2, f"/{path}: expected rendered MathML, found {count} <math> elements"
-        assert not problems, problems
+@pytest.mark.parametrize("path", ["verification/", "notebooks/first-look/"])
+def test_math_is_rendered_on_markdown_and_notebook_pages(sweep, path):
+    found = sweep.findings(path, "light-desktop")
+    count = found.math_count
+    assert count >= 2, f"/{path}: expected rendered MathML, found {count} <math> elements"
+    assert not found.problems, found.problems
 
 
 def test_copy_buttons_on_code_not_on_output(browser, site_url):
@@ -206,33 +124,12 @@ def test_copy_button_puts_runnable_code_on_the_clipboard(browser, site_url):
     assert ran >= 5
 
 
-AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
-
-
-def inject_axe(page) -> None:
-    """Load axe-core into the page as a script of the page's own origin: the
-    site's Content-Security-Policy runs no inline script it did not hash."""
-    url = page.evaluate("location.origin") + "/__test__/axe.min.js"
-    page.route(url, lambda route: route.fulfill(body=AXE.read_bytes(), content_type="text/javascript"))
-    page.add_script_tag(url=url)
-
-
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_axe_finds_no_accessibility_violations(browser, site_url, pages, scheme):
+def test_axe_finds_no_accessibility_violations(sweep, scheme, path):
     require(AXE.is_file(), "axe-core is not installed; run `npm ci` (make install does)")
-    report = []
-    for path in pages:
-        page, context, problems = open_page(browser, site_url + path, scheme=scheme, width=1280)
-        page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')")
-        render_deferred_blocks(page)  # tabindex was decided before, on the deferred page
-        inject_axe(page)
-        violations = page.evaluate(
-            """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
-                .map(v => `${v.id} (${v.impact}) x${v.nodes.length}: ${v.nodes.slice(0, 3)
-                .map(n => n.target.join(' ')).join(', ')}`)"""
-        )
-        context.close()
-        report += [f"/{path} [{scheme}]: {v}" for v in violations] + [f"/{path}: {p}" for p in problems]
+    found = sweep.findings(path, f"{scheme}-desktop")
+    report = [f"/{path} [{scheme}]: {v}" for v in found.axe] + [f"/{path}: {p}" for p in found.axe_problems]
     assert not report, "\n".join(report)
 
 
@@ -322,29 +219,19 @@ def test_blocks_below_the_first_screen_wait_until_the_reader_comes(browser, site
     assert not problems, problems
 
 
-BLOCK_TOPS = """[...document.querySelectorAll('.md-typeset > *')]
-    .map(n => [n.tagName.toLowerCase() + '.' + n.className, Math.round(n.getBoundingClientRect().top + scrollY)])"""
-
-
+@pytest.mark.parametrize("path", CHAPTERS, ids=page_id)
 @pytest.mark.parametrize("width_name", list(WIDTHS))
-def test_reading_a_chapter_top_to_bottom_moves_nothing(browser, site_url, pages, width_name):
+def test_reading_a_chapter_top_to_bottom_moves_nothing(sweep, width_name, path):
     """Load each chapter and scroll through it with the wheel: blocks that
     are rendered only as they come near (content-visibility) must not shift
     what the reader sees (cumulative layout shift < 0.01), and once rendered
     every block must sit exactly where it would with nothing deferred."""
+    found = sweep.findings(path, f"light-{width_name}")
     failures = []
-    for path in [p for p in pages if p.startswith("chapters/")]:
-        page, context, problems = open_page(browser, site_url + path, scheme="light", width=WIDTHS[width_name])
-        scroll_like_a_reader(page)
-        shift = page.evaluate(LAYOUT_SHIFTS)
-        deferred = page.evaluate(BLOCK_TOPS)
-        render_deferred_blocks(page)
-        rendered = page.evaluate(BLOCK_TOPS)
-        context.close()
-        if shift >= 0.01:
-            failures.append(f"/{path}: cumulative layout shift {shift:.4f} while reading")
-        moved = [(a[0], a[1], b[1]) for a, b in zip(deferred, rendered) if a != b]
-        if moved:
-            failures.append(f"/{path}: {len(moved)} blocks sit elsewhere than with nothing deferred, first {moved[0]}")
-        failures += [f"/{path}: {p}" for p in problems]
+    shift, moved = found.reading_shift, found.moved
+    if shift >= 0.01:
+        failures.append(f"/{path}: cumulative layout shift {shift:.4f} while reading")
+    if moved:
+        failures.append(f"/{path}: {len(moved)} blocks sit elsewhere than with nothing deferred, first {moved[0]}")
+    failures += [f"/{path}: {p}" for p in found.problems]
     assert not failures, "\n".join(failures)

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import parts  # docs/hooks, on pytest's pythonpath
+from site_sweep import docs_pages, site_pages, unswept_pages  # tests/support
 
 ROOT = Path(__file__).resolve().parent.parent
 # Anything the browser would fetch on load: scripts, styles, images, fonts, frames.
@@ -22,6 +23,28 @@ REMOTE_LOAD = re.compile(
 def test_strict_build_succeeds(built_site):
     assert (built_site / "index.html").is_file()
     assert (built_site / "figures" / "pe-heatmap.svg").is_file()
+
+
+def test_the_browser_sweep_covers_every_built_page(built_site):
+    """The browser tests are parametrised by docs_pages(), known before the
+    build; the build must make exactly those pages."""
+    problems = unswept_pages(site_pages(built_site), docs_pages())
+    assert not problems, "\n".join(problems)
+
+
+def test_a_page_the_sweep_would_miss_is_named(tmp_path):
+    docs, site = tmp_path / "docs", tmp_path / "site"
+    for name in ["index.md", "chapters/a.md", "chapters/a.py", "hooks/h.py", "overrides/main.md",
+                 "notebooks/n.py", "exercises/e.ipynb"]:
+        (docs / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs / name).write_text("x")
+    swept = docs_pages(docs)
+    assert swept == ["", "chapters/a/", "exercises/e/", "notebooks/n/"]
+    for page in [*swept, "extra/"]:
+        (site / page).mkdir(parents=True, exist_ok=True)
+        (site / page / "index.html").write_text("x")
+    assert unswept_pages(site_pages(site), swept) == ["/extra/: built but not swept (docs_pages() does not list it)"]
+    assert unswept_pages(swept[:-1], swept) == ["/notebooks/n/: swept but not built"]
 
 
 def test_no_page_loads_anything_from_another_host(built_site):

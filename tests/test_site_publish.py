@@ -11,70 +11,23 @@ project site at /<repo>/), with a Content-Security-Policy on every page.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
-import threading
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-
-from test_site_browser import site_pages
+from site_sweep import (  # tests/support, on pytest's pythonpath
+    RECORD_VIOLATIONS,
+    STYLED,
+    SUB_PATH,
+    docs_pages,
+    site_pages,
+    use_widgets_and_run_buttons,
+)
 
 pytestmark = pytest.mark.browser
 
-SUB_PATH = "/qkv/"
-
-
-class _SubPathHandler(http.server.SimpleHTTPRequestHandler):
-    """The built site under SUB_PATH; anything missing gets 404.html with 404."""
-
-    def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
-        pass
-
-    def send_head(self):
-        path = urlsplit(self.path).path
-        if not path.startswith(SUB_PATH) and path != SUB_PATH.rstrip("/"):
-            return self._not_found()
-        self.path = "/" + self.path[len(SUB_PATH) :] if path != SUB_PATH.rstrip("/") else self.path
-        local = Path(self.translate_path(self.path))
-        if local.is_dir() and not (local / "index.html").is_file():
-            return self._not_found()
-        if not local.exists():
-            return self._not_found()
-        return super().send_head()
-
-    def _not_found(self):
-        body = (Path(self.directory) / "404.html").read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        return _Body(body)
-
-
-class _Body:
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-    def read(self, *args) -> bytes:
-        data, self.data = self.data, b""
-        return data
-
-    def close(self) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def sub_path_url(built_site):
-    """http://127.0.0.1:<port>/qkv/ serving the built site (loopback only)."""
-    handler = functools.partial(_SubPathHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}{SUB_PATH}"
-    server.shutdown()
+# ``sub_path_url`` (conftest.py) serves the built site under /qkv/ and answers a
+# missing URL with 404.html and status 404 (tests/support/site_sweep.py).
 
 
 def load_under_sub_path(browser, url: str, *, expect_status: int):
@@ -99,13 +52,6 @@ def load_under_sub_path(browser, url: str, *, expect_status: int):
     page.goto(url, wait_until="networkidle")
     page.wait_for_selector("html[data-qkv-measured]", state="attached", timeout=15000)
     return page, context, problems, assets
-
-
-STYLED = """() => ({
-    header: getComputedStyle(document.querySelector('.md-header')).position,
-    sheets: [...document.styleSheets].filter(s => s.href).map(s => [s.href, s.cssRules.length]),
-    bundle: typeof window.document$ === 'object' || typeof window.component$ === 'object',
-})"""
 
 
 @pytest.mark.parametrize(
@@ -145,55 +91,13 @@ def test_the_sub_path_server_answers_like_github_pages(sub_path_url):
 
 # --- Content-Security-Policy --------------------------------------------------
 
-RECORD_VIOLATIONS = """
-window.__cspViolations = [];
-document.addEventListener('securitypolicyviolation', e => window.__cspViolations.push(
-    `${e.effectiveDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`));
-"""
-
-# Use every widget and quiz on the page once, as a reader would: pick the last
-# option, move each slider to its end, press each button, click each canvas.
-USE_WIDGETS = """() => {
-    let used = 0;
-    for (const root of document.querySelectorAll('.qkv-widget, .quiz')) {
-        for (const select of root.querySelectorAll('select')) {
-            select.selectedIndex = select.options.length - 1;
-            select.dispatchEvent(new Event('change', {bubbles: true}));
-            used++;
-        }
-        for (const range of root.querySelectorAll('input[type=range]')) {
-            range.value = range.max;
-            range.dispatchEvent(new Event('input', {bubbles: true}));
-            used++;
-        }
-        const buttons = root.classList.contains('quiz')
-            ? [...root.querySelectorAll('button')].slice(0, 1) : root.querySelectorAll('button');
-        for (const button of buttons) { button.click(); used++; }
-        for (const canvas of root.querySelectorAll('canvas')) {
-            const box = canvas.getBoundingClientRect();
-            canvas.dispatchEvent(new MouseEvent('click', {bubbles: true,
-                clientX: box.left + box.width / 2, clientY: box.top + box.height / 2}));
-            used++;
-        }
-    }
-    return used;
-}"""
-
-RUN_BUTTONS = "button.qkv-sql-run"
-
-
 def csp_of(html: str) -> str:
     found = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html)
     return found[1] if found else ""
 
 
-@pytest.fixture(scope="module")
-def pages(built_site):
-    return site_pages(built_site)
-
-
-def test_every_page_carries_its_policy(built_site, pages):
-    for path in pages + ["404.html"]:
+def test_every_page_carries_its_policy(built_site):
+    for path in site_pages(built_site) + ["404.html"]:
         file = built_site / path if path.endswith(".html") else built_site / path / "index.html"
         html = file.read_text(encoding="utf-8")
         policy = csp_of(html)
@@ -253,25 +157,34 @@ def open_recording(browser, url: str, *, expect_status: int = 200):
     return page, context, problems
 
 
-def test_every_page_and_its_widgets_run_with_zero_csp_violations(browser, sub_path_url, pages):
-    """One load per page (and the 404 page), served as published, under /qkv/."""
-    failures, used, tables = [], 0, 0
-    urls = [(path, 200) for path in pages] + [("no-such-page/", 404)]
-    for path, status in urls:
-        page, context, problems = open_recording(browser, sub_path_url + path, expect_status=status)
-        page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
-        used += page.evaluate(USE_WIDGETS)
-        for button in page.locator(RUN_BUTTONS).all():
-            button.scroll_into_view_if_needed()
-            button.click()
-            panel = button.locator("xpath=../following-sibling::div[contains(@class, 'qkv-sql-panel')][1]")
-            panel.locator("table.qkv-sql-table, .qkv-sql-error, .qkv-sql-empty").first.wait_for(state="attached", timeout=30000)
-            tables += panel.locator("table.qkv-sql-table").count()
-        page.wait_for_timeout(200)
-        violations = page.evaluate("window.__cspViolations")
-        context.close()
-        failures += [f"/qkv/{path}: CSP violation: {v}" for v in violations] + [f"/qkv/{path}: {p}" for p in problems]
+PAGES = docs_pages()
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.rstrip("/") or "home")
+def test_every_page_and_its_widgets_run_with_zero_csp_violations(sweep, path):
+    """The sweep's light desktop load of each page, served as published under
+    /qkv/, after every widget, quiz and Run button was used."""
+    found = sweep.findings(path, "light-desktop")
+    failures = [f"/qkv/{path}: CSP violation: {v}" for v in found.csp_violations]
+    failures += [f"/qkv/{path}: {p}" for p in found.problems_after_use]
     assert not failures, "\n".join(failures)
+
+
+def test_the_404_page_runs_with_zero_csp_violations(browser, sub_path_url):
+    path = "no-such-page/"
+    page, context, problems = open_recording(browser, sub_path_url + path, expect_status=404)
+    page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
+    use_widgets_and_run_buttons(page)
+    violations = page.evaluate("window.__cspViolations")
+    context.close()
+    failures = [f"/qkv/{path}: CSP violation: {v}" for v in violations] + [f"/qkv/{path}: {p}" for p in problems]
+    assert not failures, "\n".join(failures)
+
+
+def test_widgets_quizzes_and_run_buttons_were_used(sweep):
+    """The sweep really used the controls (all pages, light desktop)."""
+    visits = [sweep.findings(path, "light-desktop") for path in PAGES]
+    used, tables = sum(f.used for f in visits), sum(f.tables for f in visits)
     assert used >= 20, f"only {used} widget and quiz controls were used"
     assert tables >= 5, f"only {tables} SQL Run buttons showed a result table"
 

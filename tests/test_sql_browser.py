@@ -13,6 +13,7 @@ import hooks  # docs/hooks, on pytest's pythonpath
 import numpy as np
 import pytest
 from mkdocs.exceptions import PluginError
+from site_sweep import AXE, AXE_RUN, inject_axe, open_page  # tests/support, on pytest's pythonpath
 
 import qkv
 from qkv import toy
@@ -27,8 +28,6 @@ def bank_head() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def open_sql_page(browser, site_url):
-    from test_site_browser import open_page
-
     return open_page(browser, site_url + PAGE, scheme="light", width=1280)
 
 
@@ -175,8 +174,6 @@ def test_the_sql_page_asks_for_the_runner_and_wasm_in_its_csp():
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_an_open_panel_passes_axe(browser, site_url, scheme):
     """The query box, the result table and the error line, as axe-core sees them."""
-    from test_site_browser import AXE, inject_axe, open_page
-
     if not AXE.is_file():
         pytest.fail("axe-core is not installed; run `npm ci`", pytrace=False)
     page, context, problems = open_page(browser, site_url + PAGE, scheme=scheme, width=1280)
@@ -190,11 +187,7 @@ def test_an_open_panel_passes_axe(browser, site_url, scheme):
     run_button(other).click()
     panel_of(other).locator(".qkv-sql-error").wait_for(timeout=30000)
     inject_axe(page)
-    violations = page.evaluate(
-        """async () => (await axe.run('.qkv-sql-panel', {resultTypes: ['violations']})).violations
-            .map(v => `${v.id} (${v.impact}) x${v.nodes.length}: ${v.nodes.slice(0, 3)
-            .map(n => n.target.join(' ')).join(', ')}`)"""
-    )
+    violations = page.evaluate(AXE_RUN, ".qkv-sql-panel")
     context.close()
     assert not violations, "\n".join(violations)
     assert not problems, "\n".join(problems)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import parts  # docs/hooks, on pytest's pythonpath
 import pytest
+from site_sweep import CONFIGS, WIDTHS, open_page  # tests/support, on pytest's pythonpath
 
 import qkv
-from test_site_browser import LAYOUT_SHIFTS, SCHEMES, WIDTHS, open_page, scroll_like_a_reader
 
 pytestmark = pytest.mark.browser
 
@@ -145,32 +145,27 @@ def test_quiz_gives_feedback_for_right_and_wrong_answers(browser, site_url):
     assert not problems, problems
 
 
+# The layout shift and the screenshots come from the one load of the widget's
+# page per configuration (``sweep`` in conftest.py, tests/support/site_sweep.py).
+
+
 @pytest.mark.parametrize("width_name", list(WIDTHS))
 @pytest.mark.parametrize("name", list(WIDGET_PAGES))
-def test_widgets_do_not_shift_the_layout(browser, site_url, name, width_name):
+def test_widgets_do_not_shift_the_layout(sweep, name, width_name):
     """From the first byte until the reader has scrolled (by wheel) to the
     widget and it has drawn itself, nothing on screen moves."""
-    page, context, problems = open_page(
-        browser, site_url + WIDGET_PAGES[name], scheme="light", width=WIDTHS[width_name]
-    )
-    widget = page.locator(f".qkv-widget[data-widget={name}]")
-    page.wait_for_selector(f".qkv-widget[data-widget={name}][data-ready=true]", timeout=10000)
-    scroll_like_a_reader(page, until=widget)
-    shift = page.evaluate(LAYOUT_SHIFTS)
-    context.close()
+    found = sweep.findings(WIDGET_PAGES[name], f"light-{width_name}").widgets[name]
+    shift, problems = found.shift, found.problems
     assert shift < 0.02, f"cumulative layout shift {shift:.3f} on /{WIDGET_PAGES[name]}"
     assert not problems, problems
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-@pytest.mark.parametrize("width_name", list(WIDTHS))
-def test_widget_screenshots(browser, site_url, artifacts, scheme, width_name):
-    shots = artifacts / "widgets"
-    shots.mkdir(exist_ok=True)
-    for name in WIDGET_PAGES:
-        page, context, problems, widget = widget_page(browser, site_url, name, scheme, WIDTHS[width_name])
-        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-        widget.screenshot(path=str(shots / f"{name}-{scheme}-{width_name}.png"))
-        context.close()
-        assert overflow <= 0, f"{name} makes the page {overflow}px too wide at {WIDTHS[width_name]}px"
-        assert not problems, problems
+@pytest.mark.parametrize("name", list(WIDGET_PAGES))
+@pytest.mark.parametrize("config", CONFIGS)
+def test_widget_screenshots(sweep, config, name):
+    """artifacts/widgets/<name>-<config>.png, and the widget keeps the page in its viewport."""
+    width_name = config.split("-")[1]
+    found = sweep.findings(WIDGET_PAGES[name], config).widgets[name]
+    overflow, problems = found.overflow, found.problems
+    assert overflow <= 0, f"{name} makes the page {overflow}px too wide at {WIDTHS[width_name]}px"
+    assert not problems, problems

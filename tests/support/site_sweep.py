@@ -1,0 +1,412 @@
+"""The browser side of the site tests: how a page is loaded and looked at,
+and one sweep that loads each page once per browser configuration.
+
+Loading a page costs about a second (``networkidle`` alone waits half a
+second of quiet), so the per-page checks do not each load every page again:
+``Sweep.findings(path, config)`` loads ``path`` once in ``config`` (palette
+x viewport), runs every per-page check on that one load and keeps what each
+found; the tests (tests/test_site_browser.py, test_widgets.py,
+test_site_publish.py) are parametrised by page and configuration and assert
+on those findings, each with its own message. The sweep loads the site as it
+is published, under ``/qkv/`` from a server that answers like GitHub Pages.
+
+What one load does, in order (scrolling and the widgets' use change the page,
+so the order is part of the checks):
+
+1. load with every request, console message, page error and HTTP status
+   recorded, third-party requests refused, CSP violations recorded from the
+   first script on; wait until qkv.js has measured and every widget is ready;
+   computed styles and the assets loaded (light desktop);
+2. light palette: scroll by wheel to each widget (the layout shift until it
+   is seen), then to the bottom of a chapter (the shift while reading, and
+   where each block sits before and after rendering every deferred block);
+3. every deferred block rendered: raw TeX, MathML laid out, page overflow,
+   a full-page screenshot, each widget's screenshot;
+4. desktop: axe-core;
+5. light desktop: every widget, quiz and SQL Run button used once, then the
+   CSP violations (and problems) of the whole visit.
+"""
+
+from __future__ import annotations
+
+import http.server
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse, urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DOCS = ROOT / "docs"
+
+# TeX that survived the build would show up in the visible text like this.
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\frac|\\sqrt|\\sin|\\cos|\\text|\\left|\\top")
+SCHEMES = ("light", "dark")
+WIDTHS = {"desktop": 1280, "phone": 375}
+#: Browser configurations, "<scheme>-<width name>".
+CONFIGS = [f"{scheme}-{width}" for scheme in SCHEMES for width in WIDTHS]
+SUB_PATH = "/qkv/"
+
+
+# --- which pages ----------------------------------------------------------------
+
+
+def site_pages(built_site: Path) -> list[str]:
+    """The pages of a built site, as paths under its root ("" is the home page)."""
+    pages = []
+    for index in sorted(built_site.rglob("index.html")):
+        rel = index.parent.relative_to(built_site).as_posix()
+        pages.append("" if rel == "." else rel + "/")
+    return pages
+
+
+def docs_pages(docs: Path = DOCS) -> list[str]:
+    """The pages the build makes from ``docs`` (known before it runs, so tests
+    can be parametrised by page): Markdown pages, notebooks, and the Python
+    notebooks under notebooks/ (mkdocs.yml's exclude_docs)."""
+    sources = [p for p in docs.rglob("*") if p.suffix in {".md", ".ipynb"}]
+    sources += list((docs / "notebooks").glob("*.py"))
+    pages = set()
+    for source in sources:
+        rel = source.relative_to(docs).with_suffix("").as_posix()
+        if rel.split("/")[0] in {"hooks", "overrides"}:
+            continue
+        if rel == "index":
+            pages.add("")
+        elif rel.endswith("/index"):
+            pages.add(rel[: -len("index")])
+        else:
+            pages.add(rel + "/")
+    return sorted(pages)
+
+
+def unswept_pages(built: list[str], swept: list[str]) -> list[str]:
+    """Problems when the pages built and the pages swept differ."""
+    problems = [f"/{p}: built but not swept (docs_pages() does not list it)" for p in built if p not in swept]
+    problems += [f"/{p}: swept but not built" for p in swept if p not in built]
+    return problems
+
+
+# --- loading and looking --------------------------------------------------------
+
+RECORD_VIOLATIONS = """
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', e => window.__cspViolations.push(
+    `${e.effectiveDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`));
+"""
+
+
+def open_page(browser, url: str, *, scheme: str, width: int, csp: bool = False, assets: list[str] | None = None):
+    """Load ``url``; return (page, context, problems) with problems recorded.
+
+    ``csp``: record Content-Security-Policy violations in ``window.__cspViolations``
+    from the first script on; ``assets``: a list that gets every response's URL."""
+    context = browser.new_context(
+        color_scheme=scheme, viewport={"width": width, "height": 900}, service_workers="block"
+    )
+    if csp:
+        context.add_init_script(RECORD_VIOLATIONS)
+    page = context.new_page()
+    problems: list[str] = []
+
+    def guard(route):
+        host = urlparse(route.request.url).hostname
+        if route.request.url.startswith(("data:", "blob:")) or host == "127.0.0.1":
+            route.continue_()
+        else:
+            problems.append(f"request to a third-party host: {route.request.url}")
+            route.abort()
+
+    def on_response(response):
+        if response.status >= 400:
+            problems.append(f"HTTP {response.status} for {response.url}")
+        if assets is not None and response.url != url:
+            assets.append(response.url)
+
+    page.route("**/*", guard)
+    page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("response", on_response)
+    page.goto(url, wait_until="networkidle")
+    # After load, qkv.js measures which regions scroll sideways (some inside
+    # blocks not rendered yet) and makes them focusable; check the result.
+    page.wait_for_selector("html[data-qkv-measured]", state="attached", timeout=15000)
+    return page, context, problems
+
+
+LAYOUT_SHIFTS = """() => new Promise(resolve => {
+    let total = 0;
+    new PerformanceObserver(list => {
+        for (const entry of list.getEntries()) if (!entry.hadRecentInput) total += entry.value;
+    }).observe({type: 'layout-shift', buffered: true});
+    setTimeout(() => resolve(total), 500);
+})"""
+
+BLOCK_TOPS = """[...document.querySelectorAll('.md-typeset > *')]
+    .map(n => [n.tagName.toLowerCase() + '.' + n.className, Math.round(n.getBoundingClientRect().top + scrollY)])"""
+
+
+def scroll_like_a_reader(page, until=None, step: int = 300) -> None:
+    """Scroll down with the mouse wheel, a step at a time, as a reader does,
+    until ``until`` (a locator) is in the upper half of the window, or to
+    the bottom of the page."""
+    height = page.viewport_size["height"]
+    for _ in range(1000):
+        if until is not None and until.bounding_box()["y"] < height / 2:
+            return
+        at_bottom = page.evaluate("scrollY + innerHeight >= document.documentElement.scrollHeight - 1")
+        if at_bottom:
+            return
+        page.mouse.wheel(0, step)
+        page.wait_for_timeout(40)
+
+
+def render_deferred_blocks(page) -> None:
+    """Render every block now, as scrolling through the page would.
+
+    Blocks below the first screen start unrendered (content-visibility: auto
+    in qkv.css) and clip what overflows them, so geometry checks (overflow,
+    math widths, contrast) run on the page as the reader sees it after
+    scrolling, not on placeholders."""
+    page.add_style_tag(content=".md-typeset > * { content-visibility: visible !important; }")
+
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+#: axe-core's violations in the document, or in the elements a selector names.
+AXE_RUN = """async (selector) => (await axe.run(selector || document, {resultTypes: ['violations']})).violations
+    .map(v => `${v.id} (${v.impact}) x${v.nodes.length}: ${v.nodes.slice(0, 3)
+    .map(n => n.target.join(' ')).join(', ')}`)"""
+
+
+def inject_axe(page) -> None:
+    """Load axe-core into the page as a script of the page's own origin: the
+    site's Content-Security-Policy runs no inline script it did not hash."""
+    url = page.evaluate("location.origin") + "/__test__/axe.min.js"
+    page.route(url, lambda route: route.fulfill(body=AXE.read_bytes(), content_type="text/javascript"))
+    page.add_script_tag(url=url)
+
+
+STYLED = """() => ({
+    header: getComputedStyle(document.querySelector('.md-header')).position,
+    sheets: [...document.styleSheets].filter(s => s.href).map(s => [s.href, s.cssRules.length]),
+    bundle: typeof window.document$ === 'object' || typeof window.component$ === 'object',
+})"""
+
+# Use every widget and quiz on the page once, as a reader would: pick the last
+# option, move each slider to its end, press each button, click each canvas.
+USE_WIDGETS = """() => {
+    let used = 0;
+    for (const root of document.querySelectorAll('.qkv-widget, .quiz')) {
+        for (const select of root.querySelectorAll('select')) {
+            select.selectedIndex = select.options.length - 1;
+            select.dispatchEvent(new Event('change', {bubbles: true}));
+            used++;
+        }
+        for (const range of root.querySelectorAll('input[type=range]')) {
+            range.value = range.max;
+            range.dispatchEvent(new Event('input', {bubbles: true}));
+            used++;
+        }
+        const buttons = root.classList.contains('quiz')
+            ? [...root.querySelectorAll('button')].slice(0, 1) : root.querySelectorAll('button');
+        for (const button of buttons) { button.click(); used++; }
+        for (const canvas of root.querySelectorAll('canvas')) {
+            const box = canvas.getBoundingClientRect();
+            canvas.dispatchEvent(new MouseEvent('click', {bubbles: true,
+                clientX: box.left + box.width / 2, clientY: box.top + box.height / 2}));
+            used++;
+        }
+    }
+    return used;
+}"""
+
+RUN_BUTTONS = "button.qkv-sql-run"
+
+
+def use_widgets_and_run_buttons(page) -> tuple[int, int]:
+    """Use every widget and quiz once and press every SQL Run button; return
+    (controls used, result tables shown)."""
+    used = page.evaluate(USE_WIDGETS)
+    tables = 0
+    for button in page.locator(RUN_BUTTONS).all():
+        button.scroll_into_view_if_needed()
+        button.click()
+        panel = button.locator("xpath=../following-sibling::div[contains(@class, 'qkv-sql-panel')][1]")
+        panel.locator("table.qkv-sql-table, .qkv-sql-error, .qkv-sql-empty").first.wait_for(state="attached", timeout=30000)
+        tables += panel.locator("table.qkv-sql-table").count()
+    page.wait_for_timeout(200)
+    return used, tables
+
+
+# --- the site as published: under /qkv/, 404.html for anything missing ----------
+
+
+class SubPathHandler(http.server.SimpleHTTPRequestHandler):
+    """The built site under SUB_PATH; anything missing gets 404.html with 404."""
+
+    def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
+        pass
+
+    def send_head(self):
+        path = urlsplit(self.path).path
+        if not path.startswith(SUB_PATH) and path != SUB_PATH.rstrip("/"):
+            return self._not_found()
+        self.path = "/" + self.path[len(SUB_PATH) :] if path != SUB_PATH.rstrip("/") else self.path
+        local = Path(self.translate_path(self.path))
+        if local.is_dir() and not (local / "index.html").is_file():
+            return self._not_found()
+        if not local.exists():
+            return self._not_found()
+        return super().send_head()
+
+    def _not_found(self):
+        body = (Path(self.directory) / "404.html").read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return _Body(body)
+
+
+class _Body:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def read(self, *args) -> bytes:
+        data, self.data = self.data, b""
+        return data
+
+    def close(self) -> None:
+        pass
+
+
+# --- the sweep ------------------------------------------------------------------
+
+
+@dataclass
+class WidgetFindings:
+    shift: float | None = None  # layout shift until the reader has scrolled to it (light)
+    overflow: int = 0  # how much wider than the viewport the page is
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PageFindings:
+    path: str
+    config: str
+    problems: list[str] = field(default_factory=list)  # at load and while looking, before any use
+    raw_tex: list[str] = field(default_factory=list)
+    has_math: bool = False
+    math_count: int = 0  # <math> elements in the article, shown or not
+    math_widths: list[float] = field(default_factory=list)
+    overflow: int = 0
+    axe: list[str] | None = None  # desktop only
+    axe_problems: list[str] = field(default_factory=list)
+    reading_shift: float | None = None  # chapters, light only
+    moved: list[tuple] = field(default_factory=list)
+    widgets: dict[str, WidgetFindings] = field(default_factory=dict)
+    # light desktop only: the published page's assets and styles, and the
+    # whole visit's CSP violations and problems after every control was used
+    assets: list[str] = field(default_factory=list)
+    styled: dict | None = None
+    csp_violations: list[str] | None = None
+    problems_after_use: list[str] = field(default_factory=list)
+    used: int = 0
+    tables: int = 0
+
+
+class Sweep:
+    """Each page loaded once per configuration, on first request."""
+
+    def __init__(self, browser, base_url: str, built_site: Path, shots: Path, widget_shots: Path,
+                 widget_pages: dict[str, str]) -> None:
+        self.browser, self.base_url, self.built_site = browser, base_url, built_site
+        self.shots, self.widget_shots = shots, widget_shots
+        self.widgets_on = {}
+        for name, path in widget_pages.items():
+            self.widgets_on.setdefault(path, []).append(name)
+        self.loads = 0
+        self._cache: dict[tuple[str, str], PageFindings | Exception] = {}
+
+    def findings(self, path: str, config: str) -> PageFindings:
+        """What the one load of ``path`` in ``config`` found; an error while
+        loading or looking is raised again for every check of that load."""
+        key = (path, config)
+        if key not in self._cache:
+            try:
+                self._cache[key] = self._visit(path, config)
+            except Exception as error:  # noqa: BLE001 - kept and raised for each check
+                self._cache[key] = error
+        found = self._cache[key]
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def _visit(self, path: str, config: str) -> PageFindings:
+        scheme, width_name = config.split("-")
+        light, desktop = scheme == "light", width_name == "desktop"
+        found = PageFindings(path, config)
+        assets: list[str] = []
+        url = self.base_url + path
+        page, context, problems = open_page(
+            self.browser, url, scheme=scheme, width=WIDTHS[width_name], csp=True, assets=assets
+        )
+        self.loads += 1
+        try:
+            if light and desktop:
+                found.styled = page.evaluate(STYLED)
+                found.assets = list(assets)
+            page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
+            names = self.widgets_on.get(path, [])
+            widgets = {}
+            for name in names:
+                widget = page.locator(f".qkv-widget[data-widget={name}]")
+                assert widget.count() == 1, f"no {name} widget on /{path}"
+                page.wait_for_selector(f".qkv-widget[data-widget={name}][data-ready=true]", timeout=10000)
+                widgets[name] = widget
+                found.widgets[name] = WidgetFindings()
+            reading = light and path.startswith("chapters/")
+            if light:
+                order = sorted(names, key=lambda n: widgets[n].bounding_box()["y"])
+                for name in order:
+                    scroll_like_a_reader(page, until=widgets[name])
+                    found.widgets[name].shift = page.evaluate(LAYOUT_SHIFTS)
+            if reading:
+                scroll_like_a_reader(page)
+                found.reading_shift = page.evaluate(LAYOUT_SHIFTS)
+                deferred = page.evaluate(BLOCK_TOPS)
+            render_deferred_blocks(page)
+            if reading:
+                rendered = page.evaluate(BLOCK_TOPS)
+                found.moved = [(a[0], a[1], b[1]) for a, b in zip(deferred, rendered) if a != b]
+                page.evaluate("scrollTo(0, 0)")
+            text = page.inner_text("article")
+            found.raw_tex = sorted(set(RAW_TEX.findall(text)))
+            found.math_count = page.locator("article math").count()
+            found.has_math = "<math" in (self.built_site / path / "index.html").read_text(encoding="utf-8")
+            # Math inside a closed <details> (quiz answers) is not laid out yet.
+            found.math_widths = page.eval_on_selector_all(
+                "article math",
+                "els => els.filter(e => !e.closest('details:not([open]), [hidden]'))"
+                ".map(e => e.getBoundingClientRect().width)",
+            )
+            found.overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            name = (path.strip("/").replace("/", "_") or "home") + f"-{config}.png"
+            page.screenshot(path=str(self.shots / name), full_page=True)
+            for name, widget in widgets.items():
+                widget.scroll_into_view_if_needed()
+                found.widgets[name].overflow = found.overflow
+                widget.screenshot(path=str(self.widget_shots / f"{name}-{config}.png"))
+            found.problems = list(problems)
+            for name in names:
+                found.widgets[name].problems = list(problems)
+            if desktop and AXE.is_file():
+                inject_axe(page)
+                found.axe = page.evaluate(AXE_RUN, None)
+                found.axe_problems = list(problems)
+            if light and desktop:
+                found.used, found.tables = use_widgets_and_run_buttons(page)
+                found.csp_violations = page.evaluate("window.__cspViolations")
+                found.problems_after_use = list(problems)
+        finally:
+            context.close()
+        return found
