@@ -16,7 +16,6 @@ so the order is part of the checks):
 1. load with every request, console message, page error and HTTP status
    recorded, third-party requests refused, CSP violations recorded from the
    first script on; wait until qkv.js has measured and every widget is ready;
-   computed styles and the assets loaded (light desktop);
 2. light palette: scroll by wheel to each widget (the layout shift until it
    is seen), then to the bottom of a chapter (the shift while reading, and
    where each block sits before and after rendering every deferred block);
@@ -30,7 +29,9 @@ so the order is part of the checks):
 from __future__ import annotations
 
 import http.server
+import math
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse, urlsplit
@@ -95,11 +96,15 @@ document.addEventListener('securitypolicyviolation', e => window.__cspViolations
 """
 
 
-def open_page(browser, url: str, *, scheme: str, width: int, csp: bool = False, assets: list[str] | None = None):
+def open_page(browser, url: str, *, scheme: str, width: int, csp: bool = False, assets: list[str] | None = None,
+              wait_until: str = "networkidle"):
     """Load ``url``; return (page, context, problems) with problems recorded.
 
     ``csp``: record Content-Security-Policy violations in ``window.__cspViolations``
-    from the first script on; ``assets``: a list that gets every response's URL."""
+    from the first script on; ``assets``: a list that gets every response's URL;
+    ``wait_until``: Playwright's goto condition (the sweep waits for ``load``
+    and then for what qkv.js and the widgets signal, not for half a second of
+    network quiet; requests made later are still recorded)."""
     context = browser.new_context(
         color_scheme=scheme, viewport={"width": width, "height": 900}, service_workers="block"
     )
@@ -126,7 +131,7 @@ def open_page(browser, url: str, *, scheme: str, width: int, csp: bool = False, 
     page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.on("response", on_response)
-    page.goto(url, wait_until="networkidle")
+    page.goto(url, wait_until=wait_until)
     # After load, qkv.js measures which regions scroll sideways (some inside
     # blocks not rendered yet) and makes them focusable; check the result.
     page.wait_for_selector("html[data-qkv-measured]", state="attached", timeout=15000)
@@ -148,16 +153,23 @@ BLOCK_TOPS = """[...document.querySelectorAll('.md-typeset > *')]
 def scroll_like_a_reader(page, until=None, step: int = 300) -> None:
     """Scroll down with the mouse wheel, a step at a time, as a reader does,
     until ``until`` (a locator) is in the upper half of the window, or to
-    the bottom of the page."""
+    the bottom of the page.
+
+    The distance left is measured, the steps it takes are wheeled (40 ms
+    apart), then it is measured again: one round trip to the page per run of
+    steps instead of one per step."""
     height = page.viewport_size["height"]
-    for _ in range(1000):
-        if until is not None and until.bounding_box()["y"] < height / 2:
+    left = """(el) => [el ? el.getBoundingClientRect().top : Infinity,
+        document.documentElement.scrollHeight - 1 - (scrollY + innerHeight)]"""
+    handle = until.element_handle() if until is not None else None
+    for _ in range(100):
+        top, to_bottom = page.evaluate(left, handle)
+        if top < height / 2 or to_bottom <= 0:
             return
-        at_bottom = page.evaluate("scrollY + innerHeight >= document.documentElement.scrollHeight - 1")
-        if at_bottom:
-            return
-        page.mouse.wheel(0, step)
-        page.wait_for_timeout(40)
+        distance = min(top - height / 2 + 1, to_bottom)
+        for _ in range(max(1, math.ceil(distance / step))):
+            page.mouse.wheel(0, step)
+            page.wait_for_timeout(40)
 
 
 def render_deferred_blocks(page) -> None:
@@ -304,14 +316,13 @@ class PageFindings:
     reading_shift: float | None = None  # chapters, light only
     moved: list[tuple] = field(default_factory=list)
     widgets: dict[str, WidgetFindings] = field(default_factory=dict)
-    # light desktop only: the published page's assets and styles, and the
-    # whole visit's CSP violations and problems after every control was used
-    assets: list[str] = field(default_factory=list)
-    styled: dict | None = None
+    # light desktop only: the whole visit's CSP violations and problems
+    # after every control was used
     csp_violations: list[str] | None = None
     problems_after_use: list[str] = field(default_factory=list)
     used: int = 0
     tables: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)  # where the visit's time went, by step
 
 
 class Sweep:
@@ -345,16 +356,20 @@ class Sweep:
         scheme, width_name = config.split("-")
         light, desktop = scheme == "light", width_name == "desktop"
         found = PageFindings(path, config)
-        assets: list[str] = []
+        started = [time.perf_counter()]
+
+        def step(name: str) -> None:
+            now = time.perf_counter()
+            found.seconds[name] = round(found.seconds.get(name, 0) + now - started[0], 3)
+            started[0] = now
+
         url = self.base_url + path
         page, context, problems = open_page(
-            self.browser, url, scheme=scheme, width=WIDTHS[width_name], csp=True, assets=assets
+            self.browser, url, scheme=scheme, width=WIDTHS[width_name], csp=True, wait_until="load"
         )
         self.loads += 1
+        step("load")
         try:
-            if light and desktop:
-                found.styled = page.evaluate(STYLED)
-                found.assets = list(assets)
             page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
             names = self.widgets_on.get(path, [])
             widgets = {}
@@ -364,16 +379,19 @@ class Sweep:
                 page.wait_for_selector(f".qkv-widget[data-widget={name}][data-ready=true]", timeout=10000)
                 widgets[name] = widget
                 found.widgets[name] = WidgetFindings()
+            step("widgets ready")
             reading = light and path.startswith("chapters/")
             if light:
                 order = sorted(names, key=lambda n: widgets[n].bounding_box()["y"])
                 for name in order:
                     scroll_like_a_reader(page, until=widgets[name])
                     found.widgets[name].shift = page.evaluate(LAYOUT_SHIFTS)
+                step("scroll to widgets")
             if reading:
                 scroll_like_a_reader(page)
                 found.reading_shift = page.evaluate(LAYOUT_SHIFTS)
                 deferred = page.evaluate(BLOCK_TOPS)
+                step("read to the bottom")
             render_deferred_blocks(page)
             if reading:
                 rendered = page.evaluate(BLOCK_TOPS)
@@ -390,12 +408,14 @@ class Sweep:
                 ".map(e => e.getBoundingClientRect().width)",
             )
             found.overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            step("geometry")
             name = (path.strip("/").replace("/", "_") or "home") + f"-{config}.png"
             page.screenshot(path=str(self.shots / name), full_page=True)
             for name, widget in widgets.items():
                 widget.scroll_into_view_if_needed()
                 found.widgets[name].overflow = found.overflow
                 widget.screenshot(path=str(self.widget_shots / f"{name}-{config}.png"))
+            step("screenshots")
             found.problems = list(problems)
             for name in names:
                 found.widgets[name].problems = list(problems)
@@ -403,10 +423,12 @@ class Sweep:
                 inject_axe(page)
                 found.axe = page.evaluate(AXE_RUN, None)
                 found.axe_problems = list(problems)
+                step("axe")
             if light and desktop:
                 found.used, found.tables = use_widgets_and_run_buttons(page)
                 found.csp_violations = page.evaluate("window.__cspViolations")
                 found.problems_after_use = list(problems)
+                step("use")
         finally:
             context.close()
         return found
