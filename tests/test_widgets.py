@@ -155,6 +155,7 @@ def test_widgets_do_not_shift_the_layout(sweep, name, width_name):
     """From the first byte until the reader has scrolled (by wheel) to the
     widget and it has drawn itself, nothing on screen moves."""
     found = sweep.findings(WIDGET_PAGES[name], f"light-{width_name}").widgets[name]
+    assert not found.missing, found.missing
     shift, problems = found.shift, found.problems
     assert shift < 0.02, f"cumulative layout shift {shift:.3f} on /{WIDGET_PAGES[name]}"
     assert not problems, problems
@@ -166,6 +167,7 @@ def test_widget_screenshots(sweep, config, name):
     """artifacts/widgets/<name>-<config>.png, and the widget keeps the page in its viewport."""
     width_name = config.split("-")[1]
     found = sweep.findings(WIDGET_PAGES[name], config).widgets[name]
+    assert not found.missing, found.missing
     overflow, problems = found.overflow, found.problems
     assert overflow <= 0, f"{name} makes the page {overflow}px too wide at {WIDTHS[width_name]}px"
     assert not problems, problems
