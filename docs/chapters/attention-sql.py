@@ -123,7 +123,28 @@ def bench_machine() -> str:
         f"d_k = d_v = {s['d_k']}, the median of "
         f"{s['repeats']} runs after {s['warmup_runs']} warm-up; SQLite {v['sqlite']}, "
         f"PostgreSQL {v['postgresql']}, DuckDB {v['duckdb']} ({v['duckdb_threads']} threads), "
-        f"NumPy {v['numpy']}"
+        f"NumPy {v['numpy']} ({_blas_threads(s)})"
+    )
+
+
+def _blas_threads(settings: dict) -> str:
+    """NumPy's BLAS thread count as the result file records it (files before the setting do not)."""
+    threads = settings.get("blas_threads")
+    if threads is None:
+        return "its BLAS threads not set by the script: OpenBLAS's default, one per core"
+    return f"{threads} BLAS thread{'s' if threads != 1 else ''}"
+
+
+@value("bench_numpy_growth")
+def bench_numpy_growth() -> str:
+    """NumPy's own time from the second largest L to the largest, against its work."""
+    rows = _bench()["rows"]
+    before, after = rows[-2], rows[-1]
+    time_growth = after["seconds"]["NumPy"] / before["seconds"]["NumPy"]
+    work_growth = after["score_rows"] // before["score_rows"]
+    return (
+        f"NumPy's own time grew {time_growth:.2g} times from L = {before['L']} to L = {after['L']}, "
+        f"where its work grew {work_growth} times, with {_blas_threads(_bench()['settings'])}"
     )
 
 
