@@ -110,6 +110,21 @@ def bench_table() -> str:
     return "\n".join([head, rule, *body])
 
 
+@value("sql_exercise_wide_rows")
+def sql_exercise_wide_rows() -> str:
+    """The exercise checker's wide-spread rows, as the page names them: `[-1e5, -1e5, 0]` and ...."""
+    from qkv.exercises.sql_softmax import WIDE_SPREAD
+
+    def number(x: float) -> str:
+        if x == 0 or abs(x) < 1e4:
+            return f"{x:g}"
+        mantissa, exponent = f"{x:.0e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+
+    rows = ["`[" + ", ".join(number(x) for x in row) + "]`" for row in WIDE_SPREAD]
+    return ", ".join(rows[:-1]) + " and " + rows[-1]
+
+
 @value("bench_machine")
 def bench_machine() -> str:
     """What the result file says about where and how it was measured."""

@@ -44,6 +44,8 @@ SQL_SECONDS = 2.0
 MAX_SQL_CHARS = 20_000
 MAX_VALUE_BYTES = 1_000_000
 COLUMNS = ["qpos", "kpos", "weight"]
+#: The wide-spread check's scores: the maximum at either end, the others 1e5 below it.
+WIDE_SPREAD = np.array([[-1e5, -1e5, 0.0], [0.0, -1e5, -1e5]])
 
 # What a read-only query needs; everything else (writing, ATTACH, PRAGMA,
 # creating or dropping anything) is denied.
@@ -318,7 +320,7 @@ def _wide(fn: Fn) -> None:
     # (max + min) / 2 in both rows, the first score in the first row, the last score in
     # the second (the maximum sits at either end, so neither end is always the maximum).
     # Without any shift both rows are fine (exp(-1e5) = 0), so only the shift is named.
-    _expect_weights(fn, np.array([[-1e5, -1e5, 0.0], [0.0, -1e5, -1e5]]))
+    _expect_weights(fn, WIDE_SPREAD)
 
 
 EXERCISE = Exercise(
