@@ -60,9 +60,9 @@ import tracemalloc  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-from machine import cpu_model  # noqa: E402  (benchmarks/machine.py: this script's directory is on sys.path)
 
 import qkv  # noqa: E402
+from machine import cpu_model  # noqa: E402  (benchmarks/machine.py: this script's directory is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULT = ROOT / "benchmarks" / "results" / "attention.json"
@@ -260,7 +260,7 @@ def main() -> None:
         q, k, v = inputs(length)
         row = {"L": length}
         for contender in CONTENDERS:
-            row[f"{contender} ms"] = median_ms(lambda c=contender: run(c, q, k, v))
+            row[f"{contender} ms"] = median_ms(lambda c=contender, q=q, k=k, v=v: run(c, q, k, v))
         row["streaming / torch"] = row["qkv streaming ms"] / row["torch SDPA ms"]
         row["lower bound ms"] = lower_bound_ms(length, bounds)
         row["torch SDPA backend"] = torch_backend(q, k, v)
@@ -271,7 +271,7 @@ def main() -> None:
             + f" {row['streaming / torch']:>13.2f} {row['lower bound ms']:>9.2f}"
             + f" {row['torch SDPA backend']:>16}"
         )
-    print(f"\npeak extra memory (MiB, growth of peak RSS during one call, fresh process each):")
+    print("\npeak extra memory (MiB, growth of peak RSS during one call, fresh process each):")
     print(f"{'L':>6} " + " ".join(f"{c:>18}" for c in CONTENDERS))
     for row in rows:
         for contender in CONTENDERS:

@@ -173,7 +173,7 @@ def main() -> None:
             print(f"L={length} done", file=sys.stderr)
         result = {
             "command": "make bench-sql",
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "machine": {
                 "cpu": cpu_model(),
                 "cores": os.cpu_count(),

@@ -19,7 +19,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-
 from test_site_browser import site_pages
 
 pytestmark = pytest.mark.browser

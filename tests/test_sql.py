@@ -690,6 +690,7 @@ class TestPostgresServer:
 
     def test_server_stops_and_its_directory_is_deleted(self, postgres):
         import psycopg
+
         from postgres_server import running_postgres
 
         with running_postgres() as server:

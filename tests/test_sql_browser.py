@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import hooks  # docs/hooks, on pytest's pythonpath
 import numpy as np
 import pytest
 from mkdocs.exceptions import PluginError
 
+import hooks  # docs/hooks, on pytest's pythonpath
 import qkv
 from qkv import toy
 

@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from parts import value
 
 import qkv
 import qkv.sql
+from parts import value
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 BANK = ("money", "bank", "grows")

@@ -27,7 +27,8 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
