@@ -156,3 +156,18 @@ def test_the_sql_benchmark_records_its_blas_threads():
     source = inspect.getsource(sql_attention.main)
     assert '"blas_threads": blas_threads()' in source
     assert sql_attention.BLAS_THREADS == "1"
+
+
+def test_budgets_audits_the_chapters_named_and_refuses_an_unknown_one(tmp_path, monkeypatch):
+    import budgets
+
+    for slug in ("order", "scale"):
+        (tmp_path / "chapters" / slug).mkdir(parents=True)
+        (tmp_path / "chapters" / slug / "index.html").write_text("<html></html>")
+    monkeypatch.delenv("QKV_BENCH_PAGES", raising=False)
+    assert budgets.chapter_pages(tmp_path) == ["chapters/order/", "chapters/scale/"]
+    monkeypatch.setenv("QKV_BENCH_PAGES", "scale")
+    assert budgets.chapter_pages(tmp_path) == ["chapters/scale/"]
+    monkeypatch.setenv("QKV_BENCH_PAGES", "scale,sclae")
+    with pytest.raises(SystemExit, match=r"QKV_BENCH_PAGES names no chapter \['sclae'\]; the chapters are \['order', 'scale'\]"):
+        budgets.chapter_pages(tmp_path)
