@@ -47,6 +47,7 @@ def test_both_benchmarks_use_the_shared_cpu_model(bench):
 
 
 def test_the_naive_contender_computes_in_float64(bench):
+    _torch()
     assert bench.output_dtypes() == {"qkv naive": "float64", "qkv streaming": "float32", "torch SDPA": "float32"}
 
 
