@@ -7,9 +7,10 @@ be tested on planted failures (see ``tests/test_docs_pipeline.py``).
 from doctest import ELLIPSIS, NORMALIZE_WHITESPACE
 from pathlib import Path
 
-from docs_pipeline import docs_sybil  # tests/support, on pytest's pythonpath
 from sybil import Sybil
 from sybil.parsers.rest import DocTestParser
+
+from docs_pipeline import docs_sybil  # tests/support, on pytest's pythonpath
 
 ROOT = Path(__file__).parent
 

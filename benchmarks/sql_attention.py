@@ -10,31 +10,44 @@ GROUP BY (L * L * d_k), and times the whole head as one query,
 ``SELECT qpos, dim, val FROM output``, from the client: one warm-up run,
 then the median of ``--repeats`` runs. Loading the tables is not timed.
 NumPy's time is ``qkv.scaled_dot_product_attention`` on the same arrays
-(each sample the mean of enough calls to last 0.2 s). Every database's
-result is checked against NumPy's to 1e-12 before its time counts.
+(each sample the mean of enough calls to last 0.2 s), on one BLAS thread
+(``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` are
+set to 1 before NumPy is imported, and the result file records them): at
+these sizes NumPy's products take microseconds, and with OpenBLAS's default
+of one thread per core on a busy 2-core machine NumPy's time once grew about
+30 times from L = 128 to 256, for 4 times the work. Every database's result is
+checked against NumPy's to 1e-12 before its time counts.
 
 Options: ``--sizes 16,32`` ``--repeats 5`` ``--out PATH``.
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime
-import json
 import os
-import platform
-import sqlite3
-import statistics
 import sys
-import time
-import timeit
-from contextlib import ExitStack
-from pathlib import Path
 
-import numpy as np
+#: NumPy's BLAS threads, fixed before NumPy is imported (OpenBLAS reads them once, at load).
+BLAS_THREADS = "1"
+BLAS_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+if __name__ == "__main__":  # not on import: the tests import measure() and must keep their own settings
+    for _var in BLAS_VARIABLES:
+        os.environ[_var] = BLAS_THREADS
 
-import qkv
-import qkv.sql
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import sqlite3  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+import timeit  # noqa: E402
+from contextlib import ExitStack  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import qkv  # noqa: E402
+import qkv.sql  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
 from postgres_server import running_postgres  # noqa: E402
@@ -47,6 +60,19 @@ RESULT = ROOT / "benchmarks" / "results" / "sql-attention.json"
 D = 8
 SEED = 0
 DATABASES = ("SQLite", "PostgreSQL", "DuckDB")
+
+
+def blas_threads() -> int | None:
+    """How many threads NumPy's bundled OpenBLAS uses, asked of the library; None if unknown."""
+    import ctypes
+
+    libs = sorted((Path(np.__file__).parent.parent / "numpy.libs").glob("*openblas*"))
+    for lib in libs:
+        library = ctypes.CDLL(str(lib))
+        for symbol in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads"):
+            if hasattr(library, symbol):
+                return int(getattr(library, symbol)())
+    return None
 
 
 def time_query(views, repeats: int) -> float:
@@ -112,6 +138,7 @@ def print_table(result: dict) -> None:
     print(f"machine: {machine['cpu']}, {machine['cores']} cores; load average before "
           f"{machine['load_before']}, after {machine['load_after']}")
     print("versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items()))
+    print(f"NumPy's BLAS threads: {result['settings']['blas_threads']}")
     header = f"{'L':>5} {'score rows':>11} {'join rows':>10}" + "".join(f"{n + ' ms':>15}" for n in (*DATABASES, "NumPy"))
     print(header)
     print("-" * len(header))
@@ -146,7 +173,7 @@ def main() -> None:
             print(f"L={length} done", file=sys.stderr)
         result = {
             "command": "make bench-sql",
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "machine": {
                 "cpu": cpu_model(),
                 "cores": os.cpu_count(),
@@ -163,6 +190,8 @@ def main() -> None:
                 "warmup_runs": 1,
                 "timed_query": qkv.sql.READ_OUTPUT,
                 "numpy": "qkv.scaled_dot_product_attention(q, k, v)",
+                "blas_threads": blas_threads(),
+                "blas_environment": {var: os.environ.get(var) for var in BLAS_VARIABLES},
             },
             "rows": rows,
         }

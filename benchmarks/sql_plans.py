@@ -77,7 +77,7 @@ def main() -> None:
             plans.append(entry)
         result = {
             "command": "make plans-sql",
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "query": qkv.sql.READ_OUTPUT,
             "versions": {
                 "python": platform.python_version(),

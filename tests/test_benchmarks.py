@@ -47,6 +47,7 @@ def test_both_benchmarks_use_the_shared_cpu_model(bench):
 
 
 def test_the_naive_contender_computes_in_float64(bench):
+    _torch()
     assert bench.output_dtypes() == {"qkv naive": "float64", "qkv streaming": "float32", "torch SDPA": "float32"}
 
 
@@ -104,3 +105,70 @@ def test_the_page_names_the_torch_path_of_either_result_file(bench, tmp_path):
     }
     text = _scale_value("bench_torch_path", new, tmp_path)
     assert "called with 4-D `(1, 1, L, d)` tensors" in text and "`FLASH_ATTENTION` backend" in text
+
+
+# The child runs benchmarks/sql_attention.py as the script (``--help`` stops it after
+# its imports), then asks NumPy's OpenBLAS how many threads it uses. The caller's
+# environment asks for 2; the script must win because it sets the variables before
+# NumPy is imported. Planted: NumPy imported first, as by a setting placed too late.
+_SQL_BENCH_THREADS_CHILD = """
+import os, runpy, sys
+os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "2"
+if sys.argv[2] == "numpy-first":
+    import numpy
+script = sys.argv[1]
+sys.argv = [script, "--help"]
+try:
+    runpy.run_path(script, run_name="__main__")
+except SystemExit:
+    pass
+import sql_attention
+print(os.environ["OPENBLAS_NUM_THREADS"], sql_attention.blas_threads())
+"""
+
+
+@pytest.mark.parametrize("order, expected", [("script-first", "1 1"), ("numpy-first", "1 2")])
+def test_the_sql_benchmark_runs_numpy_on_one_blas_thread(order, expected):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import sql_attention
+
+    if sql_attention.blas_threads() is None:
+        pytest.skip("this NumPy has no bundled OpenBLAS to ask for its thread count")
+    if os.cpu_count() < 2:
+        pytest.skip("OpenBLAS uses at most one thread per core: the planted 2 needs 2 cores")
+    script = Path(sql_attention.__file__)
+    child = subprocess.run(
+        [sys.executable, "-c", _SQL_BENCH_THREADS_CHILD, str(script), order],
+        capture_output=True, text=True, timeout=120, cwd=script.parent,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(script.parent), os.environ.get("PYTHONPATH", "")])},
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split("\n")[-2] == expected, child.stdout
+
+
+def test_the_sql_benchmark_records_its_blas_threads():
+    import inspect
+
+    import sql_attention
+
+    source = inspect.getsource(sql_attention.main)
+    assert '"blas_threads": blas_threads()' in source
+    assert sql_attention.BLAS_THREADS == "1"
+
+
+def test_budgets_audits_the_chapters_named_and_refuses_an_unknown_one(tmp_path, monkeypatch):
+    import budgets
+
+    for slug in ("order", "scale"):
+        (tmp_path / "chapters" / slug).mkdir(parents=True)
+        (tmp_path / "chapters" / slug / "index.html").write_text("<html></html>")
+    monkeypatch.delenv("QKV_BENCH_PAGES", raising=False)
+    assert budgets.chapter_pages(tmp_path) == ["chapters/order/", "chapters/scale/"]
+    monkeypatch.setenv("QKV_BENCH_PAGES", "scale")
+    assert budgets.chapter_pages(tmp_path) == ["chapters/scale/"]
+    monkeypatch.setenv("QKV_BENCH_PAGES", "scale,sclae")
+    with pytest.raises(SystemExit, match=r"QKV_BENCH_PAGES names no chapter \['sclae'\]; the chapters are \['order', 'scale'\]"):
+        budgets.chapter_pages(tmp_path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 import story  # docs/hooks, on pytest's pythonpath
 from chapter_shape import chapter_problems, quiz
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from chapter_shape import quiz
 from page_blocks import read_page
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import needs
 import pytest
-from docs_pipeline import AloneRunner, isolated_programs, run_alone
-from docs_pipeline import copy_isolation
+
+import needs
+from docs_pipeline import AloneRunner, copy_isolation, isolated_programs, run_alone
 from docs_pipeline import normalise_output as normalise
 from page_blocks import read_page
 

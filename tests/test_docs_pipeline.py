@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from needs import imported_modules
 from page_blocks import DISPLAY_LANGUAGES, RUN_LANGUAGES, page_problems, read_page
 

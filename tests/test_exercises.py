@@ -222,14 +222,22 @@ MISTAKE_CASES = [
         "sql-softmax",
         "sql_softmax_no_partition.py",
         "sql-no-partition",
-        ["bank example", "a causal mask", "scores of +1000 and -1000"],
+        # The wide spread has two rows since it tests a maximum at either end, so it catches this too.
+        ["bank example", "a causal mask", "scores of +1000 and -1000", "a wide spread"],
     ),
     ("sql-softmax", "sql_softmax_no_max.py", "sql-no-max", ["scores of +1000 and -1000"]),
     ("sql-softmax", "sql_softmax_global_max.py", "sql-global-max", ["scores of +1000 and -1000"]),
-    # Right on the bank sentence and on +/-1000 (their spread is small): only the wide spread catches it.
-    ("sql-softmax", "sql_softmax_avg_shift.py", "sql-avg-shift", ["a wide spread"]),
+    # Right on the bank sentence and on +/-1000 (their spread is small): only the wide spread catches
+    # a shift below the maximum. LAST_VALUE and (MAX + AVG) / 2 passed when the wide row was only
+    # [-2000, -2000, 0] (its maximum last, its midpoint -666.7 within exp's range); MIN and
+    # FIRST_VALUE were named "average".
+    ("sql-softmax", "sql_softmax_avg_shift.py", "sql-shift-below-max", ["a wide spread"]),
+    ("sql-softmax", "sql_softmax_min_shift.py", "sql-shift-below-max", ["a wide spread"]),
+    ("sql-softmax", "sql_softmax_first_value_shift.py", "sql-shift-below-max", ["a wide spread"]),
+    ("sql-softmax", "sql_softmax_last_value_shift.py", "sql-shift-below-max", ["a wide spread"]),
+    ("sql-softmax", "sql_softmax_midpoint_shift.py", "sql-shift-below-max", ["a wide spread"]),
 ]
-CASE_IDS = [case[2] for case in MISTAKE_CASES]
+CASE_IDS = [case[1].removesuffix(".py") for case in MISTAKE_CASES]
 
 
 @pytest.mark.parametrize("name, filename, mistake, caught_by", MISTAKE_CASES, ids=CASE_IDS)
@@ -270,9 +278,9 @@ def test_every_classic_mistake_of_the_brief_has_a_file():
     brief = {
         "sin-cos-swapped", "exponent-i-over-d", "dimension-index-exponent", "positions-from-1",
         "halves-layout", "concatenated", "mutated-E", "naive-softmax", "no-scale", "wrong-axis",
-        "sql-window-order-by", "sql-no-partition", "sql-no-max", "sql-global-max", "sql-avg-shift",
+        "sql-window-order-by", "sql-no-partition", "sql-no-max", "sql-global-max", "sql-shift-below-max",
     }  # fmt: skip
-    assert brief == set(CASE_IDS)
+    assert brief == {case[2] for case in MISTAKE_CASES}
     assert brief <= set(MISTAKES)
 
 

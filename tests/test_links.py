@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
 from site_links import broken_links
 
 ROOT = Path(__file__).resolve().parent.parent

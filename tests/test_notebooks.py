@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
+from nbclient import NotebookClient
+
 import needs
 import notebooks  # docs/hooks, on pytest's pythonpath
 import parts
-import pytest
-from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -35,6 +35,7 @@ FORKS: dict[str, tuple[str, str]] = {
     ),
     "partials/palette.html": ("9.8.2", "fb935107ae7d3d7475965019eec36c1ad72bf1d154254dab2474921fcd2710e3"),
     "partials/search.html": ("9.8.2", "bfd556535abcddb99396ab2a7e3acc2ebcd3f36756007d3969396caa4126be30"),
+    "partials/source.html": ("9.8.2", "6847616d67be4920d39c278c2799bf20222bbc02ee2a8393aca85e3eaa518752"),
 }
 
 

@@ -8,8 +8,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-import parts  # docs/hooks, on pytest's pythonpath
 import pytest
+
+import parts  # docs/hooks, on pytest's pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,7 +54,7 @@ def expand(tmp_path: Path, page: str, companion: str | None = COMPANION) -> str:
 
 def test_the_site_declares_every_part_it_uses():
     everything = parts.load()
-    for page, page_parts in everything.items():
+    for page in everything:
         parts.expand_page(ROOT / "docs" / page)  # raises PartsError on any misuse
     figures = [f for p in everything.values() for f in p.figures.values()]
     widgets = [w for p in everything.values() for w in p.widgets.values()]

@@ -12,6 +12,8 @@ import subprocess
 import sys
 
 import pytest
+
+from needs import require
 from site_sweep import (  # tests/support, on pytest's pythonpath
     AXE,
     CONFIGS,
@@ -21,8 +23,6 @@ from site_sweep import (  # tests/support, on pytest's pythonpath
     open_page,
     render_deferred_blocks,
 )
-
-from needs import require
 
 pytestmark = pytest.mark.browser
 
@@ -178,9 +178,7 @@ def test_blocks_below_the_first_screen_wait_until_the_reader_comes(browser, site
     far down is not rendered at load, is rendered once scrolled to, holds the
     place of its real height (to the pixel) before that, and a code block in
     it that scrolls sideways is focusable before that too."""
-    page, context, problems = open_page(
-        browser, site_url + "chapters/attention/", scheme="light", width=375
-    )
+    page, context, problems = open_page(browser, site_url + "chapters/attention/", scheme="light", width=375)
     deferred = page.evaluate(
         """[...document.querySelectorAll('.md-content .md-typeset > *')]
             .filter(n => getComputedStyle(n).contentVisibility === 'auto').length"""
@@ -206,7 +204,11 @@ def test_blocks_below_the_first_screen_wait_until_the_reader_comes(browser, site
             .map(n => n.getBoundingClientRect().height)"""
     )
     page.evaluate("document.querySelector('style:last-of-type').remove()")
-    wrong = [(name, round(guess, 1), round(height, 1)) for (name, guess), height in zip(placeholders, real) if abs(guess - height) > 1]
+    wrong = [
+        (name, round(guess, 1), round(height, 1))
+        for (name, guess), height in zip(placeholders, real)
+        if abs(guess - height) > 1
+    ]
     last.scroll_into_view_if_needed()
     page.wait_for_timeout(200)
     after = last.evaluate(rendered)

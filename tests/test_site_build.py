@@ -34,8 +34,15 @@ def test_the_browser_sweep_covers_every_built_page(built_site):
 
 def test_a_page_the_sweep_would_miss_is_named(tmp_path):
     docs, site = tmp_path / "docs", tmp_path / "site"
-    for name in ["index.md", "chapters/a.md", "chapters/a.py", "hooks/h.py", "overrides/main.md",
-                 "notebooks/n.py", "exercises/e.ipynb"]:
+    for name in [
+        "index.md",
+        "chapters/a.md",
+        "chapters/a.py",
+        "hooks/h.py",
+        "overrides/main.md",
+        "notebooks/n.py",
+        "exercises/e.ipynb",
+    ]:
         (docs / name).parent.mkdir(parents=True, exist_ok=True)
         (docs / name).write_text("x")
     swept = docs_pages(docs)

@@ -15,6 +15,7 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
+
 from site_sweep import (  # tests/support, on pytest's pythonpath
     RECORD_VIOLATIONS,
     STYLED,
@@ -90,6 +91,7 @@ def test_the_sub_path_server_answers_like_github_pages(sub_path_url):
 
 
 # --- Content-Security-Policy --------------------------------------------------
+
 
 def csp_of(html: str) -> str:
     found = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)">', html)

@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 import safety  # docs/hooks, on pytest's pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent

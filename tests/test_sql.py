@@ -224,6 +224,52 @@ class TestDialectDifferences:
         out, weights = qkv.sql.attention(connection, [[20.0]], [[0.0], [20.0]], [[1.0], [2.0]])
         assert weights.tolist() == [[0.0, 1.0]] and out.tolist() == [[2.0]]
 
+    def test_scores_a_float64_range_apart(self, connection, monkeypatch):
+        # Scores 1.7e308 and -1.7e308 are finite, but their gap is not: weights.sql must
+        # never form score - max_score for a key below the cutoff (it did, and PostgreSQL
+        # refused the input as an overflow of "query * key or weight * value products").
+        far = ([[1.0]], [[1.7e308], [-1.7e308]], [[1.0], [2.0]])
+        with np.errstate(over="ignore"):  # NumPy's own scores - peak is -inf, exp gives 0
+            assert_same_as_numpy(connection, *far)
+        out, weights = qkv.sql.attention(connection, *far)
+        assert weights.tolist() == [[1.0, 0.0]] and out.tolist() == [[1.0]]
+        # Planted: the old test score - max_score < -300 computes the gap first.
+        weights_sql = qkv.sql.query_text("weights")
+        old = weights_sql.replace("score < max_score - 300", "score - max_score < -300")
+        assert old != weights_sql
+        original = qkv.sql.query_text
+        monkeypatch.setattr(qkv.sql, "query_text", lambda name: old if name == "weights" else original(name))
+        if kind(connection) == "PostgreSQL":
+            with pytest.raises(ValueError, match="PostgreSQL raised 'value out of range: overflow'"):
+                qkv.sql.attention(connection, *far)
+            assert temp_objects(connection) == []
+        else:  # SQLite and DuckDB compute -inf < -300, which is true as well
+            assert qkv.sql.attention(connection, *far)[1].tolist() == [[1.0, 0.0]]
+
+    def test_weights_below_the_cutoff_are_zero_unlike_numpy(self, connection):
+        # Scores 0 and 301: NumPy's weight exp(-301) = 1.9e-131 on a value of 1e140 is 1.9e9;
+        # weights.sql drops it. The docstring's bound: 2 * (L_k - 1) * exp(-300) * max|value|.
+        cut = ([[1.0]], [[0.0], [301.0]], [[1e140], [0.0]])
+        out, weights = qkv.sql.attention(connection, *cut)
+        expected_out, expected_weights = qkv.scaled_dot_product_attention(*cut)
+        assert weights.tolist() == [[0.0, 1.0]] and out.tolist() == [[0.0]]
+        assert 1.8e9 < expected_out[0, 0] < 2e9 and 1.8e-131 < expected_weights[0, 0] < 2e-131
+        assert abs(out - expected_out).max() <= 2 * (2 - 1) * np.exp(-300) * 1e140
+
+    def test_a_small_weight_times_a_tiny_value_underflows_only_on_postgresql(self, connection):
+        # Scores 0 and 299, just inside the cutoff: weight 1.4e-130 times 1e-200 rounds to 0.
+        tiny_value = ([[1.0]], [[0.0], [299.0]], [[1e-200], [1.0]])
+        if kind(connection) == "PostgreSQL":
+            with pytest.raises(
+                ValueError,
+                match=r"PostgreSQL raised 'value out of range: underflow'.*a weight \(down to exp\(-300\) / L_k, "
+                r"about 5e-131 / L_k\) times a value entry \(value entries below about 1e-193 \* L_k\)",
+            ):
+                qkv.sql.attention(connection, *tiny_value)
+            assert temp_objects(connection) == []
+        else:
+            assert_same_as_numpy(connection, *tiny_value)
+
     def test_tiny_inputs_underflow_only_on_postgresql(self, connection):
         tiny = ([[1e-170, 1.0]], [[1e-170, 1.0], [1.0, 0.0]], [[1.0], [2.0]])  # 1e-170 * 1e-170 -> 0
         if kind(connection) == "PostgreSQL":
@@ -377,10 +423,50 @@ class TestOverflow:
             qkv.sql.attention(connection, *self.OUTPUT)
         assert temp_objects(connection) == []
 
-    def test_without_the_numpy_check_the_read_back_check_refuses_nan(self, connection, monkeypatch):
+    # NumPy's dot product is 0 (its BLAS pairs the terms so they cancel); summed in
+    # the databases' order -1e308 - 1e308 is already -inf. Against a zero key the
+    # weights were [0, 1] instead of [0.5, 0.5] on SQLite and DuckDB, with no error.
+    SUM_ORDER = (1e154 * np.ones((1, 4)), np.vstack([1e154 * np.array([-1.0, -1.0, 1.0, 1.0]), np.zeros(4)]), [[1.0], [2.0]])
+    DATABASE_SCORE = (
+        r"the database's attention scores query @ key\.T / sqrt\(d_k\) are NaN, inf or NULL at "
+        r"score index \(0, 0\), though NumPy's are finite: .* make query or key smaller"
+    )
+    POSTGRESQL_SCORE = (
+        r"PostgreSQL raised 'value out of range: overflow' computing the attention scores "
+        r"query @ key\.T / sqrt\(d_k\), though NumPy's are finite: .* make query or key smaller"
+    )
+
+    def test_a_score_that_overflows_only_in_the_databases_order_is_refused(self, connection):
+        out, weights = qkv.scaled_dot_product_attention(*self.SUM_ORDER)
+        assert weights.tolist() == [[0.5, 0.5]] and out.tolist() == [[1.5]]  # finite in NumPy
+        match = self.POSTGRESQL_SCORE if kind(connection) == "PostgreSQL" else self.DATABASE_SCORE
+        with pytest.raises(ValueError, match=match):
+            qkv.sql.attention(connection, *self.SUM_ORDER)
+        assert temp_objects(connection) == []
+
+    def test_without_the_database_score_check_the_weights_were_silently_wrong(self, connection, monkeypatch):
+        # Planted: the check of the database's scores is switched off.
+        monkeypatch.setattr(qkv.sql, "_check_database_scores", lambda views: None)
+        if kind(connection) == "PostgreSQL":  # raises from the output's read instead
+            with pytest.raises(ValueError, match="PostgreSQL raised 'value out of range: overflow'"):
+                qkv.sql.attention(connection, *self.SUM_ORDER)
+        else:
+            out, weights = qkv.sql.attention(connection, *self.SUM_ORDER)
+            assert weights.tolist() == [[0.0, 1.0]] and out.tolist() == [[2.0]]
+
+    def test_without_the_numpy_check_the_database_score_check_refuses_inf(self, connection, monkeypatch):
         # Planted: the check before the database runs is switched off, so the score
-        # -1e400 reaches the database; what comes back must still not be NaN weights.
+        # -1e400 reaches the database; the database's own score check names it.
         monkeypatch.setattr(qkv.sql, "_checked_scores", lambda *args, **kwargs: None)
+        match = self.POSTGRESQL_SCORE if kind(connection) == "PostgreSQL" else self.DATABASE_SCORE
+        with pytest.raises(ValueError, match=match):
+            qkv.sql.attention(connection, *self.PLANTED)
+        assert temp_objects(connection) == []
+
+    def test_without_both_score_checks_the_read_back_check_refuses_nan(self, connection, monkeypatch):
+        # Planted: both score checks are switched off; what comes back must still not be NaN weights.
+        monkeypatch.setattr(qkv.sql, "_checked_scores", lambda *args, **kwargs: None)
+        monkeypatch.setattr(qkv.sql, "_check_database_scores", lambda views: None)
         if kind(connection) == "PostgreSQL":  # PostgreSQL raises instead of returning -inf
             match = r"PostgreSQL raised 'value out of range: overflow'.*make query, key or value smaller"
         else:
@@ -604,6 +690,7 @@ class TestPostgresServer:
 
     def test_server_stops_and_its_directory_is_deleted(self, postgres):
         import psycopg
+
         from postgres_server import running_postgres
 
         with running_postgres() as server:

@@ -9,14 +9,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import hooks  # docs/hooks, on pytest's pythonpath
 import numpy as np
 import pytest
 from mkdocs.exceptions import PluginError
-from site_sweep import AXE, AXE_RUN, inject_axe, open_page  # tests/support, on pytest's pythonpath
 
+import hooks  # docs/hooks, on pytest's pythonpath
 import qkv
 from qkv import toy
+from site_sweep import AXE, AXE_RUN, inject_axe, open_page  # tests/support, on pytest's pythonpath
 
 PAGE = "chapters/attention-sql/"
 BANK = ["money", "bank", "grows"]
@@ -56,9 +56,7 @@ def result_rows(panel) -> tuple[list[str], list[list[str]]]:
 
 
 def sqljs_requests(page) -> list[str]:
-    return page.evaluate(
-        "performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/sqljs/'))"
-    )
+    return page.evaluate("performance.getEntriesByType('resource').map(e => e.name).filter(n => n.includes('/sqljs/'))")
 
 
 @pytest.mark.browser
@@ -132,7 +130,9 @@ def test_the_padding_block_runs_after_the_blocks_above_it(browser, site_url):
 
 
 def test_the_build_names_a_missing_sqljs_and_how_to_install_it(tmp_path):
-    with pytest.raises(PluginError, match=r"sql\.js is not installed \(sql-wasm\.js, sql-wasm\.wasm missing in .*: run `npm ci`"):
+    with pytest.raises(
+        PluginError, match=r"sql\.js is not installed \(sql-wasm\.js, sql-wasm\.wasm missing in .*: run `npm ci`"
+    ):
         hooks.sqljs_files(tmp_path)
 
 

@@ -170,3 +170,20 @@ def test_one_block_of_scores_stays_within_the_limit(monkeypatch, shape, block_si
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
     output_bytes = got.nbytes
     assert peak < output_bytes + 4 * 256 * 1024 * 8, f"peak {peak:,} bytes"
+
+
+def test_the_overflow_check_is_skipped_only_where_no_score_can_overflow():
+    from qkv.streaming import _max_row_norm
+
+    # max|q| * max|k| * |scale| below half the dtype's limit: the blocks are not
+    # scanned (no score can overflow); above it they are.
+    assert _max_row_norm(np.array([[3.0, 4.0], [1.0, 0.0]])) == 5.0
+    assert _max_row_norm(np.array([[1e300, 1e300]])) == np.inf  # the norm itself overflows: check
+    assert _max_row_norm(np.empty((0, 3))) == 0.0
+    big_but_finite = np.array([[1e18]], dtype=np.float32)  # bound 5e35: far below float32's 3.4e38
+    out = streaming_attention(big_but_finite, big_but_finite, np.ones((1, 1), np.float32))
+    assert out.dtype == np.float32 and out.tolist() == [[1.0]]
+    # Near the limit the exact check runs and still names the first overflowing score.
+    q = np.array([[2e19], [1.0]], dtype=np.float32)  # its score with itself, 4e38, overflows
+    with pytest.raises(ValueError, match=r"overflow float32 at score index \(0, 0\)"):
+        streaming_attention(q, q, np.ones((2, 1), np.float32), scale=1.0)

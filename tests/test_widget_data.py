@@ -8,9 +8,9 @@ import math
 import sys
 from pathlib import Path
 
-import parts  # docs/hooks, on pytest's pythonpath
 import pytest
 
+import parts  # docs/hooks, on pytest's pythonpath
 import qkv
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,18 +6,16 @@ qkv, not with a copied constant."""
 from __future__ import annotations
 
 import numpy as np
-import parts  # docs/hooks, on pytest's pythonpath
 import pytest
-from site_sweep import CONFIGS, WIDTHS, open_page  # tests/support, on pytest's pythonpath
 
+import parts  # docs/hooks, on pytest's pythonpath
 import qkv
+from site_sweep import CONFIGS, WIDTHS, open_page  # tests/support, on pytest's pythonpath
 
 pytestmark = pytest.mark.browser
 
 # Each widget and the page that shows it, from the pages' declarations.
-WIDGET_PAGES = {
-    name: page[:-3] + "/" for page, declared in parts.load().items() for name in declared.widgets
-}
+WIDGET_PAGES = {name: page[:-3] + "/" for page, declared in parts.load().items() for name in declared.widgets}
 
 
 def fmt(values) -> list[str]:
@@ -84,7 +82,7 @@ def test_positions_shows_rows_and_sums_from_the_library(browser, site_url):
     words = ["money", "bank", "grows"]
     tokens = qkv.toy.bank_sentence(words)
     pe = qkv.sinusoidal_encoding(3, 4)
-    for index, word in enumerate(words):
+    for index in range(len(words)):
         widget.locator(".qkv-words button").nth(index).click()
         assert cells(widget.locator("table.qkv-token-row")) == fmt(tokens[index])
         assert cells(widget.locator("table.qkv-position-row")) == fmt(pe[index])
@@ -107,7 +105,7 @@ def test_attention_explorer_matches_the_library_at_every_scale(browser, site_url
         q, k, v = x @ qkv.toy.W_QUERY, x @ qkv.toy.W_KEY, x @ qkv.toy.W_VALUE
         scale.focus()
         page.keyboard.press("Home")
-        for step in range(steps):
+        for _ in range(steps):
             factor = float(widget.locator("output").inner_text().split()[1])
             output, weights = qkv.scaled_dot_product_attention(q, k, v, scale=factor)
             assert cells(widget.locator("table.qkv-attention")) == fmt(weights), (text, factor)

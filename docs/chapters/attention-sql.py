@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-from parts import value
 
 import qkv
 import qkv.sql
+from parts import value
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
 BANK = ("money", "bank", "grows")
@@ -110,6 +110,21 @@ def bench_table() -> str:
     return "\n".join([head, rule, *body])
 
 
+@value("sql_exercise_wide_rows")
+def sql_exercise_wide_rows() -> str:
+    """The exercise checker's wide-spread rows, as the page names them: `[-1e5, -1e5, 0]` and ...."""
+    from qkv.exercises.sql_softmax import WIDE_SPREAD
+
+    def number(x: float) -> str:
+        if x == 0 or abs(x) < 1e4:
+            return f"{x:g}"
+        mantissa, exponent = f"{x:.0e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+
+    rows = ["`[" + ", ".join(number(x) for x in row) + "]`" for row in WIDE_SPREAD]
+    return ", ".join(rows[:-1]) + " and " + rows[-1]
+
+
 @value("bench_machine")
 def bench_machine() -> str:
     """What the result file says about where and how it was measured."""
@@ -123,7 +138,28 @@ def bench_machine() -> str:
         f"d_k = d_v = {s['d_k']}, the median of "
         f"{s['repeats']} runs after {s['warmup_runs']} warm-up; SQLite {v['sqlite']}, "
         f"PostgreSQL {v['postgresql']}, DuckDB {v['duckdb']} ({v['duckdb_threads']} threads), "
-        f"NumPy {v['numpy']}"
+        f"NumPy {v['numpy']} ({_blas_threads(s)})"
+    )
+
+
+def _blas_threads(settings: dict) -> str:
+    """NumPy's BLAS thread count as the result file records it (files before the setting do not)."""
+    threads = settings.get("blas_threads")
+    if threads is None:
+        return "its BLAS threads not set by the script: OpenBLAS's default, one per core"
+    return f"{threads} BLAS thread{'s' if threads != 1 else ''}"
+
+
+@value("bench_numpy_growth")
+def bench_numpy_growth() -> str:
+    """NumPy's own time from the second largest L to the largest, against its work."""
+    rows = _bench()["rows"]
+    before, after = rows[-2], rows[-1]
+    time_growth = after["seconds"]["NumPy"] / before["seconds"]["NumPy"]
+    work_growth = after["score_rows"] // before["score_rows"]
+    return (
+        f"NumPy's own time grew {time_growth:.2g} times from L = {before['L']} to L = {after['L']}, "
+        f"where its work grew {work_growth} times, with {_blas_threads(_bench()['settings'])}"
     )
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 import plotting
+import qkv
 from parts import figure, widget
 from plotting import plt
-
-import qkv
 
 BANK_SENTENCES = (
     ("money", "bank", "grows"),

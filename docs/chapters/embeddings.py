@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 import plotting
+import qkv
 from parts import figure, value, widget
 from plotting import plt
-
-import qkv
 
 D_MODEL_PAPER = 512
 VOCAB_PAPER = 37_000  # shared BPE vocabulary, WMT14 English-German (section 5.1)

@@ -7,11 +7,11 @@ Declared here, used on the page by name (``<!-- qkv:figure name -->``,
 from __future__ import annotations
 
 import numpy as np
+
 import plotting
+import qkv
 from parts import figure
 from plotting import plt
-
-import qkv
 
 
 @figure(

@@ -7,10 +7,10 @@ Declared here, used on the page by name (``<!-- qkv:figure name -->``,
 from __future__ import annotations
 
 import numpy as np
-from parts import figure
-from plotting import plt
 
 import qkv
+from parts import figure
+from plotting import plt
 
 NUM_HEADS = 8
 MAX_DISTANCE = 32

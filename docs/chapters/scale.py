@@ -49,9 +49,13 @@ def bench_machine() -> str:
     r = _result()
     m = r["machine"]
     v = r["versions"]
+    # A load above one busy core means other work shared the machine: say so.
+    busy = f" (other work shared the {m['cores']} cores)" if max(m["load_average_before"], m["load_average_after"]) > 1 else ""
     return (
         f"{m['cpu']}, {m['threads']} threads for every contender, load average "
-        f"{m['load_average_before']:.1f} before the run; NumPy {v['numpy']}, PyTorch {v['torch']}, "
+        f"{m['load_average_before']:.1f} before the run and {m['load_average_after']:.1f} after it"
+        f"{busy}; "
+        f"NumPy {v['numpy']}, PyTorch {v['torch']}, "
         f"{r['date']}"
     )
 

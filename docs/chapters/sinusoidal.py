@@ -7,11 +7,11 @@ Declared here, used on the page by name (``<!-- qkv:figure name -->``,
 from __future__ import annotations
 
 import numpy as np
+
 import plotting
+import qkv
 from parts import figure, value, widget
 from plotting import plt
-
-import qkv
 
 D_MODEL_PAPER = 512
 PE_WIDTHS = (4, 6, 8, 16, 32, 64)  # widths the positions widget offers

@@ -121,6 +121,14 @@ def _key_blocks(q_start: int, q_stop: int, len_k: int, block_size: int, causal: 
     return [(start, min(start + block_size, k_end)) for start in range(0, k_end, block_size)]
 
 
+def _max_row_norm(x: np.ndarray) -> float:
+    """The largest Euclidean norm of a row of ``x``, in float64 (inf if none fits)."""
+    if x.size == 0:
+        return 0.0
+    with np.errstate(over="ignore"):
+        return float(np.sqrt(np.square(x, dtype=np.float64).sum(axis=-1)).max())
+
+
 def _stream(
     q: np.ndarray, k: np.ndarray, v: np.ndarray, block_size: int, causal: bool, scale: float
 ) -> np.ndarray:
@@ -137,7 +145,16 @@ def _stream(
     rows = max(1, _BLOCK_SCORES // (block_size * max(1, int(np.prod(batch)))))
     if causal:
         rows = min(rows, block_size)
+    # Cauchy-Schwarz: no score (nor any partial sum inside its dot product)
+    # exceeds max|q| * max|k| * |scale|. Below half the dtype's limit, with
+    # room for rounding, no block can overflow and the per-block check, a
+    # full pass over every block, is skipped.
+    bound = _max_row_norm(q) * _max_row_norm(k) * abs(float(scale))
+    check_blocks = not bound < 0.5 * float(np.finfo(dtype).max)
     scale = dtype.type(scale)
+    # One buffer for every block's scores: a fresh array per block (16 MiB at
+    # the default size) costs page faults on first touch, more than its exp.
+    buffer = np.empty(batch + (min(rows, len_q), min(block_size, len_k)), dtype=dtype)
     for q_start in range(0, len_q, rows):
         q_stop = min(q_start + rows, len_q)
         q_block = q[..., q_start:q_stop, :] * scale  # (..., b_q, d_k), scaled once
@@ -147,8 +164,12 @@ def _stream(
         for k_start, k_stop in _key_blocks(q_start, q_stop, len_k, block_size, causal):
             with np.errstate(over="ignore", invalid="ignore"):
                 # (..., b_q, d_k) @ (..., d_k, b_k) -> (..., b_q, b_k)
-                scores = q_block @ np.swapaxes(k[..., k_start:k_stop, :], -1, -2)
-            if not np.isfinite(scores).all():
+                scores = np.matmul(
+                    q_block,
+                    np.swapaxes(k[..., k_start:k_stop, :], -1, -2),
+                    out=buffer[..., : q_stop - q_start, : k_stop - k_start],
+                )
+            if check_blocks and not np.isfinite(scores).all():
                 index = _first_index(~np.isfinite(scores))
                 at = index[:-2] + (q_start + index[-2], k_start + index[-1])
                 raise ValueError(

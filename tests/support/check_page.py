@@ -28,12 +28,13 @@ for extra in (HERE, ROOT / "docs" / "hooks"):  # what pytest's `pythonpath` give
         sys.path.insert(0, str(extra))
 
 import pytest  # noqa: E402 - after the path setup above
+from sybil import Document  # noqa: E402
+from sybil.example import SybilFailure  # noqa: E402
+
 from chapter_shape import chapter_problems  # noqa: E402
 from docs_pipeline import PageParser, _close_page, copy_isolation, relative  # noqa: E402
 from page_blocks import read_page  # noqa: E402
 from prose_numbers import unchecked_numbers  # noqa: E402
-from sybil import Document  # noqa: E402
-from sybil.example import SybilFailure  # noqa: E402
 
 
 def run_blocks(page: Path) -> tuple[list[str], list[str], int, set[int]]:

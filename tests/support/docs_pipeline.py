@@ -41,9 +41,10 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from sybil import Document, Example, Region, Sybil
+
 import needs
 from page_blocks import Block, Page, read_page
-from sybil import Document, Example, Region, Sybil
 
 #: Seconds one block may run before it is stopped (environment: QKV_BLOCK_TIMEOUT).
 DEFAULT_TIMEOUT = 60.0

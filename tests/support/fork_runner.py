@@ -24,6 +24,7 @@ import tempfile
 import time
 
 import numpy  # noqa: F401 - preloaded: the point of the zygote
+
 import qkv  # noqa: F401
 
 

@@ -33,7 +33,7 @@ def closure(roots: list[str]) -> dict[str, str]:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             if name in map(canonical, roots):
-                raise SystemExit(f"{name} is not installed: install it before locking it")
+                raise SystemExit(f"{name} is not installed: install it before locking it") from None
             continue  # an optional dependency that is not installed
         seen[name] = dist.version
         for line in dist.requires or []:

@@ -96,8 +96,16 @@ document.addEventListener('securitypolicyviolation', e => window.__cspViolations
 """
 
 
-def open_page(browser, url: str, *, scheme: str, width: int, csp: bool = False, assets: list[str] | None = None,
-              wait_until: str = "networkidle"):
+def open_page(
+    browser,
+    url: str,
+    *,
+    scheme: str,
+    width: int,
+    csp: bool = False,
+    assets: list[str] | None = None,
+    wait_until: str = "networkidle",
+):
     """Load ``url``; return (page, context, problems) with problems recorded.
 
     ``csp``: record Content-Security-Policy violations in ``window.__cspViolations``
@@ -243,7 +251,9 @@ def use_widgets_and_run_buttons(page) -> tuple[int, int]:
         button.scroll_into_view_if_needed()
         button.click()
         panel = button.locator("xpath=../following-sibling::div[contains(@class, 'qkv-sql-panel')][1]")
-        panel.locator("table.qkv-sql-table, .qkv-sql-error, .qkv-sql-empty").first.wait_for(state="attached", timeout=30000)
+        panel.locator("table.qkv-sql-table, .qkv-sql-error, .qkv-sql-empty").first.wait_for(
+            state="attached", timeout=30000
+        )
         tables += panel.locator("table.qkv-sql-table").count()
     page.wait_for_timeout(200)
     return used, tables
@@ -329,8 +339,9 @@ class PageFindings:
 class Sweep:
     """Each page loaded once per configuration, on first request."""
 
-    def __init__(self, browser, base_url: str, built_site: Path, shots: Path, widget_shots: Path,
-                 widget_pages: dict[str, str]) -> None:
+    def __init__(
+        self, browser, base_url: str, built_site: Path, shots: Path, widget_shots: Path, widget_pages: dict[str, str]
+    ) -> None:
         self.browser, self.base_url, self.built_site = browser, base_url, built_site
         self.shots, self.widget_shots = shots, widget_shots
         self.widgets_on = {}

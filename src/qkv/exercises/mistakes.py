@@ -201,11 +201,12 @@ _ALL = (
         "and 0 / 0 is NULL; subtract MAX(score) OVER (PARTITION BY qpos)",
     ),
     Mistake(
-        "sql-avg-shift",
-        "each query's average subtracted instead of its maximum",
+        "sql-shift-below-max",
+        "each query's scores shifted by something below their maximum (the average, the minimum, "
+        "the first or last score)",
         "any shift gives the same weights on paper, but only the maximum keeps every exponent "
-        "<= 0: with scores [-2000, -2000, 0] the average leaves exp(1333) = inf and inf / inf is "
-        "NULL; subtract MAX(score) OVER (PARTITION BY qpos)",
+        "<= 0; a shift more than about 709 below it leaves exp(...) = inf and inf / inf is NULL: "
+        "subtract MAX(score) OVER (PARTITION BY qpos)",
     ),
 )
 

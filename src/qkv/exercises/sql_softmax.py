@@ -27,7 +27,8 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +45,8 @@ SQL_SECONDS = 2.0
 MAX_SQL_CHARS = 20_000
 MAX_VALUE_BYTES = 1_000_000
 COLUMNS = ["qpos", "kpos", "weight"]
+#: The wide-spread check's scores: the maximum at either end, the others 1e5 below it.
+WIDE_SPREAD = np.array([[-1e5, -1e5, 0.0], [0.0, -1e5, -1e5]])
 
 # What a read-only query needs; everything else (writing, ATTACH, PRAGMA,
 # creating or dropping anything) is denied.
@@ -198,9 +201,6 @@ def weight_variants_sql(scores: np.ndarray, visible: np.ndarray) -> list[Variant
         naive = np.where(visible, e_raw / e_raw.sum(axis=1, keepdims=True), 0.0)
         e_global = np.where(visible, np.exp(masked - masked.max()), 0.0)
         global_max = np.where(visible, e_global / e_global.sum(axis=1, keepdims=True), 0.0)
-        row_avg = np.nanmean(np.where(visible, scores, np.nan), axis=1, keepdims=True)
-        e_avg = np.where(visible, np.exp(np.where(visible, scores, 0.0) - np.nan_to_num(row_avg)), 0.0)
-        avg_shift = np.where(visible, e_avg / e_avg.sum(axis=1, keepdims=True), 0.0)
         whole_row = np.where(visible, e_row / e_row.sum(), 0.0)
         whole_raw = np.where(visible, e_raw / e_raw.sum(), 0.0)
     return [
@@ -209,8 +209,40 @@ def weight_variants_sql(scores: np.ndarray, visible: np.ndarray) -> list[Variant
         (("sql-no-partition",), whole_raw),
         (("sql-no-max",), naive),
         (("sql-global-max",), global_max),
-        (("sql-avg-shift",), avg_shift),
-    ]
+    ] + [(("sql-shift-below-max",), shifted) for shifted in _shifted_below_max(scores, visible)]
+
+
+def _shifted_below_max(scores: np.ndarray, visible: np.ndarray) -> list[np.ndarray]:
+    """The weights of ``exp(score - shift) / SUM(...)`` for shifts other than the row's maximum.
+
+    Each query's average, minimum, first and last score (in kpos order, as
+    FIRST_VALUE and LAST_VALUE over the partition see it in SQLite), and
+    the midpoints (max + avg) / 2 and (max + min) / 2. Any of them is right
+    on paper; more than about 709 below the maximum, exp overflows and the
+    weight is NULL.
+    """
+    with np.errstate(all="ignore"):
+        masked = np.where(visible, scores, np.nan)  # (L_q, L_k), NaN where no row
+        any_row = visible.any(axis=1)
+        first = np.argmax(visible, axis=1)  # first visible kpos per query
+        last = visible.shape[1] - 1 - np.argmax(visible[:, ::-1], axis=1)
+        rows = np.arange(scores.shape[0])
+        row_max = np.nanmax(np.where(any_row[:, None], masked, 0.0), axis=1)
+        row_avg = np.nanmean(np.where(any_row[:, None], masked, 0.0), axis=1)
+        row_min = np.nanmin(np.where(any_row[:, None], masked, 0.0), axis=1)
+        shifts = [
+            row_avg,
+            row_min,
+            scores[rows, first],
+            scores[rows, last],
+            (row_max + row_avg) / 2,
+            (row_max + row_min) / 2,
+        ]
+        out = []
+        for shift in shifts:
+            e = np.where(visible, np.exp(np.where(visible, scores, 0.0) - shift[:, None]), 0.0)
+            out.append(np.where(visible, e / e.sum(axis=1, keepdims=True), 0.0))
+    return out
 
 
 checks = CheckList()
@@ -279,13 +311,17 @@ def _large(fn: Fn) -> None:
 
 @checks.add(
     "softmax_query",
-    "a wide spread: scores [-2000, -2000, 0] give the weights [0, 0, 1] (shift by the maximum, not the average)",
+    "a wide spread: scores [-1e5, -1e5, 0] and [0, -1e5, -1e5] give the weights [0, 0, 1] and [1, 0, 0] "
+    "(shift by the maximum, not the average, minimum, first or last score)",
 )
 def _wide(fn: Fn) -> None:
-    # exp(score - max) is exp(-2000) = 0 and exp(0) = 1; shifted by the row's average
-    # (-1333.3) the last key's exp(1333.3) overflows to inf and inf / inf is NULL.
-    # Without any shift this row is fine (exp(-2000) = 0), so only the average is named.
-    _expect_weights(fn, np.array([[-2000.0, -2000.0, 0.0]]))
+    # exp(score - max) is exp(-1e5) = 0 and exp(0) = 1. Shifted by anything more than
+    # about 709 below the maximum, the maximum's exp(...) overflows to inf and inf / inf
+    # is NULL: the average (-66,667), the minimum and the midpoints (max + avg) / 2 and
+    # (max + min) / 2 in both rows, the first score in the first row, the last score in
+    # the second (the maximum sits at either end, so neither end is always the maximum).
+    # Without any shift both rows are fine (exp(-1e5) = 0), so only the shift is named.
+    _expect_weights(fn, WIDE_SPREAD)
 
 
 EXERCISE = Exercise(

@@ -76,6 +76,13 @@ VIEWS = ("output", "weights", "visible", "scores")  # dependants first: the drop
 MASK_TABLES = {"mask_none": (), "mask_causal": (), "mask_padding": ("tokens",), "mask_pairs": ("allowed",)}
 READ_OUTPUT = "SELECT qpos, dim, val FROM output"
 READ_WEIGHTS = "SELECT qpos, kpos, weight FROM weights"
+# The first score the database computed as NaN, +-inf or NULL (SQLite returns
+# NaN as NULL); NaN compares above every number in PostgreSQL and DuckDB.
+FIRST_BAD_SCORE = (
+    "SELECT qpos, kpos FROM visible WHERE score IS NULL OR NOT "
+    "(score BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308) "
+    "ORDER BY qpos, kpos LIMIT 1"
+)
 
 
 def query_text(name: str) -> str:
@@ -313,7 +320,12 @@ def attention(
     rows come back as arrays. The result equals
     ``qkv.scaled_dot_product_attention(query, key, value, mask)``: the tests
     hold all three databases to 1e-12 (the sums run in another order, so
-    the last bits can differ).
+    the last bits can differ), except that ``weights.sql`` sets the weight
+    of a key more than 300 below its row's best score to 0 (its exact
+    weight is below ``exp(-300)``, about 5.1e-131). The weights so dropped
+    total less than ``(L_k - 1) * exp(-300)``, so an output entry can
+    differ from NumPy's by at most twice that times ``max|value|``: a
+    weight of 1.9e-131 on a value of 1e140 is 1.9e9 in NumPy and 0 here.
 
     Parameters
     ----------
@@ -351,9 +363,13 @@ def attention(
         ``query @ key.T / sqrt(d_k)`` overflows float64 (checked in NumPy,
         with ``qkv.scaled_dot_product_attention``'s helper, before the
         database runs, so this score matrix is also held to
-        ``qkv._checks.MAX_ARRAY_BYTES``); or the database returns a weight
-        or an output entry that is NaN, inf or NULL, or raises PostgreSQL's
-        "value out of range" (its sums overflowed or underflowed float64).
+        ``qkv._checks.MAX_ARRAY_BYTES``); or the database's own scores hold
+        NaN, inf or NULL although NumPy's are finite (it sums the
+        ``query * key`` products in another order, and a partial sum
+        overflowed: the message names query and key and the score index);
+        or it returns a weight or an output entry that is NaN, inf or NULL,
+        or raises PostgreSQL's "value out of range" (its sums overflowed,
+        or a product underflowed, float64).
 
     Examples
     --------
@@ -367,6 +383,7 @@ def attention(
     """
     query, key, value = _check_scores(connection, query, key, value)
     with attention_views(connection, query, key, value, mask) as views:
+        _check_database_scores(views)
         weight_rows = views.rows(READ_WEIGHTS)
         output_rows = views.rows(READ_OUTPUT)
     # Rows absent from the result (fully masked queries) stay 0.
@@ -378,6 +395,37 @@ def attention(
         output[qpos, dim] = np.nan if val is None else val
     _check_read_back(weights, output)
     return output, weights
+
+
+def _check_database_scores(views: AttentionViews) -> None:
+    """Refuse scores that the database computed as NaN, inf or NULL.
+
+    NumPy's scores were checked before the database ran, but the database
+    sums the ``query * key`` products in its own order: with query
+    ``1e154 * [1, 1, 1, 1]`` and key ``1e154 * [-1, -1, 1, 1]`` NumPy's dot
+    product is 0 while SQLite and DuckDB reach -inf on the way, and would
+    return weights [0, 1] instead of [0.5, 0.5] against a zero key, with no
+    NaN anywhere to show it. PostgreSQL raises "value out of range:
+    overflow" instead; that gets the same explanation.
+    """
+    try:
+        bad = views.rows(FIRST_BAD_SCORE)
+    except Exception as exc:
+        if views.dialect != "PostgreSQL" or getattr(exc, "sqlstate", None) != "22003" or "overflow" not in str(exc):
+            raise
+        raise ValueError(
+            "PostgreSQL raised 'value out of range: overflow' computing the attention scores "
+            "query @ key.T / sqrt(d_k), though NumPy's are finite: the database sums the "
+            "query * key products in its own order, and a partial sum passed float64's range "
+            "(|sum| > 1.8e308); make query or key smaller"
+        ) from exc
+    if bad:
+        raise ValueError(
+            f"the database's attention scores query @ key.T / sqrt(d_k) are NaN, inf or NULL at "
+            f"score index {tuple(bad[0])}, though NumPy's are finite: the database sums the "
+            "query * key products in its own order, and a partial sum overflowed float64 "
+            "(|sum| > 1.8e308), which would silently change the weights; make query or key smaller"
+        )
 
 
 def _check_read_back(weights: np.ndarray, output: np.ndarray) -> None:

@@ -28,12 +28,13 @@ range: underflow" where a float result rounds to 0 (``exp`` below about
 -745, ``1e-200 * 1e-200``) and the others return 0, so ``weights.sql``
 zeroes weights below ``exp(-300)`` itself; and ``/`` on two integers
 truncates in SQLite and PostgreSQL but not in DuckDB, so ``sinusoidal.sql``
-casts first. An underflow that only the inputs can cause (a product of two
-nonzero entries below about 1e-323) becomes the ValueError of
-``explain_out_of_range``, and so does PostgreSQL's "value out of range:
-overflow" (a sum past 1.8e308, where SQLite and DuckDB give inf or NaN;
-``qkv.sql.attention`` refuses overflowing scores in NumPy before the query
-runs and NaN or inf read back afterwards).
+casts first. An underflow that only the inputs can cause (a product of a
+query and a key entry, or of a weight and a value entry, below about
+1e-323) becomes the ValueError of ``explain_out_of_range``, and so does
+PostgreSQL's "value out of range: overflow" (a sum past 1.8e308, where
+SQLite and DuckDB give inf or NaN; ``qkv.sql.attention`` refuses
+overflowing scores in NumPy before the query runs, scores the database
+computed as NaN or inf, and NaN or inf read back afterwards).
 """
 
 from __future__ import annotations
@@ -246,9 +247,10 @@ def explain_out_of_range(exc: Exception, dialect: Dialect) -> ValueError | None:
     return ValueError(
         "PostgreSQL raised 'value out of range: underflow': a float result rounded to 0, "
         "which PostgreSQL treats as an error where SQLite, DuckDB and NumPy return 0. "
-        "weights.sql zeroes tiny weights itself, so the inputs did it: a product of two "
-        "nonzero entries of query, key or value below about 1e-323 (magnitudes far below "
-        "1e-150); set such entries to 0 first"
+        "weights.sql sets weights below exp(-300) to 0 itself, so a product of two nonzero "
+        "numbers did it: a query entry times a key entry below about 1e-323 (entries far "
+        "below 1e-150), or a weight (down to exp(-300) / L_k, about 5e-131 / L_k) times a "
+        "value entry (value entries below about 1e-193 * L_k); set such entries to 0 first"
     )
 
 
