@@ -4,6 +4,7 @@ Python block in docs/ in the same pytest run as the unit tests.
 The docs side lives in ``tests/support/docs_pipeline.py`` so that its behaviour can
 be tested on planted failures (see ``tests/test_docs_pipeline.py``).
 """
+
 from doctest import ELLIPSIS, NORMALIZE_WHITESPACE
 from pathlib import Path
 

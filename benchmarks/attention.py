@@ -236,7 +236,12 @@ def big_run(length: int) -> dict:
 def versions() -> dict:
     import torch
 
-    return {"python": platform.python_version(), "numpy": np.__version__, "torch": torch.__version__, "qkv": qkv.__version__}
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "qkv": qkv.__version__,
+    }
 
 
 def main() -> None:
@@ -262,10 +267,13 @@ def main() -> None:
     print(f"torch SDPA inputs: {TORCH_SHAPE}")
     print(f"load average before: {load_before[0]:.2f}")
     bounds = machine_bounds()
-    print(f"this machine: float32 matmul {bounds['matmul_gflops']:.1f} GFLOP/s, exp {bounds['exp_per_second_g']:.2f} G/s\n")
+    print(
+        f"this machine: float32 matmul {bounds['matmul_gflops']:.1f} GFLOP/s, exp {bounds['exp_per_second_g']:.2f} G/s\n"
+    )
     rows = []
     header = (
-        f"{'L':>6} " + " ".join(f"{c + ' ms':>18}" for c in CONTENDERS)
+        f"{'L':>6} "
+        + " ".join(f"{c + ' ms':>18}" for c in CONTENDERS)
         + f" {'stream/torch':>13} {'arith ms':>9} {'torch backend':>16}"
     )
     print(header)
@@ -309,7 +317,13 @@ def main() -> None:
     result = {
         "produced_by": "make bench-attention (benchmarks/attention.py)",
         "date": datetime.date.today().isoformat(),
-        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "threads": args.threads, "load_average_before": round(load_before[0], 2), "load_average_after": round(load_after[0], 2)},
+        "machine": {
+            "cpu": cpu_model(),
+            "cores": os.cpu_count(),
+            "threads": args.threads,
+            "load_average_before": round(load_before[0], 2),
+            "load_average_after": round(load_after[0], 2),
+        },
         "versions": versions(),
         "d": D,
         "dtype": "float32",

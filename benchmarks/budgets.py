@@ -79,9 +79,14 @@ def chapter_pages(site: Path) -> list[str]:
 def audit(url: str, out: Path) -> dict:
     subprocess.run(
         [
-            str(LIGHTHOUSE), url, "--quiet", "--output=json", f"--output-path={out}",
+            str(LIGHTHOUSE),
+            url,
+            "--quiet",
+            "--output=json",
+            f"--output-path={out}",
             "--only-categories=performance,accessibility,best-practices",
-            f"--chrome-flags={CHROME_FLAGS}", "--form-factor=mobile",
+            f"--chrome-flags={CHROME_FLAGS}",
+            "--form-factor=mobile",
         ],
         check=True,
         env={**os.environ, "CHROME_PATH": CHROMIUM},
@@ -105,7 +110,9 @@ def main() -> int:
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
-        subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], cwd=ROOT, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], cwd=ROOT, check=True
+        )
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(GzipHandler, directory=str(site)))
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -136,8 +143,10 @@ def main() -> int:
             f"{r['bytes'] / 1024:7.1f} {r['largest_script'] / 1024:10.1f} {r['lcp_ms']:7d} {r['cls']:6.3f}  {'ok' if ok else 'MISSED'}"
         )
     print(f"\nmedian of {RUNS} Lighthouse runs per page (range = lowest-highest performance score)")
-    print(f"budgets: performance >= 90, accessibility = 100, best practices >= 95, "
-          f"page <= {MAX_PAGE_BYTES // 1024} KB, each script <= {MAX_SCRIPT_BYTES // 1024} KB")
+    print(
+        f"budgets: performance >= 90, accessibility = 100, best practices >= 95, "
+        f"page <= {MAX_PAGE_BYTES // 1024} KB, each script <= {MAX_SCRIPT_BYTES // 1024} KB"
+    )
     return 1 if failed else 0
 
 

@@ -101,9 +101,10 @@ def measure(connections: dict, length: int, repeats: int) -> dict:
         with qkv.sql.attention_views(conn, q, k, v) as views:
             score_rows = views.rows("SELECT COUNT(*) FROM scores")[0][0]
             join_rows = views.rows("SELECT COUNT(*) FROM q JOIN k ON k.dim = q.dim")[0][0]
-            if row.setdefault("score_rows", score_rows) != score_rows or row.setdefault(
-                "join_rows", join_rows
-            ) != join_rows:
+            if (
+                row.setdefault("score_rows", score_rows) != score_rows
+                or row.setdefault("join_rows", join_rows) != join_rows
+            ):
                 raise SystemExit(f"{name} counts {score_rows}/{join_rows} rows, others {row}")
             output = np.zeros((length, D))
             for qpos, dim, val in views.rows(qkv.sql.READ_OUTPUT):
@@ -135,11 +136,15 @@ def versions(connections: dict, postgres_version: str) -> dict:
 def print_table(result: dict) -> None:
     machine = result["machine"]
     print(f"\nqkv.sql attention, d_k = d_v = {D}: one query, median of {result['settings']['repeats']} runs")
-    print(f"machine: {machine['cpu']}, {machine['cores']} cores; load average before "
-          f"{machine['load_before']}, after {machine['load_after']}")
+    print(
+        f"machine: {machine['cpu']}, {machine['cores']} cores; load average before "
+        f"{machine['load_before']}, after {machine['load_after']}"
+    )
     print("versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items()))
     print(f"NumPy's BLAS threads: {result['settings']['blas_threads']}")
-    header = f"{'L':>5} {'score rows':>11} {'join rows':>10}" + "".join(f"{n + ' ms':>15}" for n in (*DATABASES, "NumPy"))
+    header = f"{'L':>5} {'score rows':>11} {'join rows':>10}" + "".join(
+        f"{n + ' ms':>15}" for n in (*DATABASES, "NumPy")
+    )
     print(header)
     print("-" * len(header))
     for row in result["rows"]:

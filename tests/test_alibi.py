@@ -208,6 +208,4 @@ class TestAgainstTransformersBloom:
         ours = alibi_bias(num_heads, length)
         future = np.triu(np.full((length, length), -np.inf), k=1)
         scores = np.random.default_rng(num_heads).normal(size=(num_heads, length, length))
-        np.testing.assert_allclose(
-            softmax(scores + ours), softmax(scores + theirs + future), rtol=0, atol=1e-6
-        )
+        np.testing.assert_allclose(softmax(scores + ours), softmax(scores + theirs + future), rtol=0, atol=1e-6)

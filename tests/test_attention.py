@@ -243,9 +243,7 @@ class TestAttentionErrors:
     )
     def test_wrong_rank(self, arg, shapes):
         arrays = [np.ones(s) for s in shapes]
-        with pytest.raises(
-            ValueError, match=rf"{arg} must have shape \(\.\.\., L_.*\(at least 2-D\), got shape"
-        ):
+        with pytest.raises(ValueError, match=rf"{arg} must have shape \(\.\.\., L_.*\(at least 2-D\), got shape"):
             scaled_dot_product_attention(*arrays)
 
     def test_d_k_mismatch(self):
@@ -256,9 +254,7 @@ class TestAttentionErrors:
             scaled_dot_product_attention(np.ones((2, 4)), np.ones((3, 3)), np.ones((3, 2)))
 
     def test_key_value_length_mismatch(self):
-        with pytest.raises(
-            ValueError, match=r"key and value must have the same length L_k.*\(L_k=3\).*\(L_k=5\)"
-        ):
+        with pytest.raises(ValueError, match=r"key and value must have the same length L_k.*\(L_k=3\).*\(L_k=5\)"):
             scaled_dot_product_attention(np.ones((2, 4)), np.ones((3, 4)), np.ones((5, 2)))
 
     def test_batch_dims_do_not_broadcast(self):
@@ -294,9 +290,7 @@ class TestAttentionErrors:
             scaled_dot_product_attention(np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2)), mask)
 
     def test_integer_mask_refused(self):
-        with pytest.raises(
-            TypeError, match=r"mask must be boolean .* got dtype int64; .*mask.astype\(bool\)"
-        ):
+        with pytest.raises(TypeError, match=r"mask must be boolean .* got dtype int64; .*mask.astype\(bool\)"):
             scaled_dot_product_attention(
                 np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2)), np.ones((2, 3), dtype=np.int64)
             )
@@ -306,20 +300,14 @@ class TestAttentionErrors:
     def test_non_numeric(self, arg, bad):
         arrays = {"query": np.ones((1, 1)), "key": np.ones((1, 1)), "value": np.ones((1, 1))}
         arrays[arg] = bad
-        with pytest.raises(
-            TypeError, match=rf"{arg} must contain real numbers, got an array of dtype {bad.dtype}"
-        ):
+        with pytest.raises(TypeError, match=rf"{arg} must contain real numbers, got an array of dtype {bad.dtype}"):
             scaled_dot_product_attention(**arrays)
 
     def test_bad_scale(self):
         with pytest.raises(TypeError, match="scale must be a real number"):
-            scaled_dot_product_attention(
-                np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), scale="2"
-            )
+            scaled_dot_product_attention(np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), scale="2")
         with pytest.raises(ValueError, match="scale must be finite"):
-            scaled_dot_product_attention(
-                np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), scale=np.inf
-            )
+            scaled_dot_product_attention(np.ones((1, 1)), np.ones((1, 1)), np.ones((1, 1)), scale=np.inf)
 
 
 class TestCausalMask:
@@ -388,9 +376,7 @@ class TestSelfAttention:
         assert out.shape == (4, 5)
 
     def test_x_wrong_rank(self):
-        with pytest.raises(
-            ValueError, match=r"x must have shape \(L, d_model\) \(2-D\), got shape \(4,\)"
-        ):
+        with pytest.raises(ValueError, match=r"x must have shape \(L, d_model\) \(2-D\), got shape \(4,\)"):
             self_attention(np.ones(4), toy.W_QUERY, toy.W_KEY, toy.W_VALUE)
 
     @pytest.mark.parametrize("arg", ["w_query", "w_key", "w_value"])
@@ -427,9 +413,7 @@ class TestSelfAttention:
             self_attention(np.ones((2, 4)), toy.W_QUERY, toy.W_KEY, np.array([[None] * 4] * 4))
 
     def test_mask_must_fit(self):
-        with pytest.raises(
-            ValueError, match=r"mask of shape \(4, 4\) does not broadcast .* \(3, 3\)"
-        ):
+        with pytest.raises(ValueError, match=r"mask of shape \(4, 4\) does not broadcast .* \(3, 3\)"):
             _attend(MONEY, mask=causal_mask(4))
 
 
@@ -480,16 +464,12 @@ class TestOverflow:
             match=r"adding mask to the attention scores query @ key\.T \* scale overflows "
             r"float64 at score index \(0, 1\): block a key with -inf",
         ):
-            scaled_dot_product_attention(
-                [[1.0]], [[0.0], [1e308]], [[1.0], [2.0]], np.array([[0.0, 1e308]]), scale=1.0
-            )
+            scaled_dot_product_attention([[1.0]], [[0.0], [1e308]], [[1.0], [2.0]], np.array([[0.0, 1e308]]), scale=1.0)
 
     def test_mask_of_large_negative_values_that_overflows(self, no_warnings):
         # -1e308 + -1e308 is -inf in float64: it would pass for a blocked key.
         with pytest.raises(ValueError, match="adding mask to the attention scores"):
-            scaled_dot_product_attention(
-                [[1.0]], [[-1e308]], [[1.0]], np.array([[-1e308]]), scale=1.0
-            )
+            scaled_dot_product_attention([[1.0]], [[-1e308]], [[1.0]], np.array([[-1e308]]), scale=1.0)
 
     def test_output_that_overflows_names_value(self, no_warnings):
         # Eleven equal weights of 1/11 over the largest float64 round past it.
@@ -503,9 +483,7 @@ class TestOverflow:
 
     def test_huge_but_finite_scores_are_computed(self, no_warnings):
         # Scores of +/-1e300 are in range: the softmax is exact and sums to 1.
-        out, weights = scaled_dot_product_attention(
-            [[1e150]], [[1e150], [-1e150]], [[1.0], [2.0]], scale=1.0
-        )
+        out, weights = scaled_dot_product_attention([[1e150]], [[1e150], [-1e150]], [[1.0], [2.0]], scale=1.0)
         assert weights.tolist() == [[1.0, 0.0]]
         assert out.tolist() == [[1.0]]
 
@@ -563,9 +541,7 @@ class TestEmptyInputs:
         assert weights.shape == (0, 5)
 
     def test_empty_batch(self, no_warnings):
-        out, weights = scaled_dot_product_attention(
-            np.ones((0, 2, 3)), np.ones((0, 5, 3)), np.ones((0, 5, 4))
-        )
+        out, weights = scaled_dot_product_attention(np.ones((0, 2, 3)), np.ones((0, 5, 3)), np.ones((0, 5, 4)))
         assert out.shape == (0, 2, 4)
         assert weights.shape == (0, 2, 5)
 

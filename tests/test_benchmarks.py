@@ -142,7 +142,10 @@ def test_the_sql_benchmark_runs_numpy_on_one_blas_thread(order, expected):
     script = Path(sql_attention.__file__)
     child = subprocess.run(
         [sys.executable, "-c", _SQL_BENCH_THREADS_CHILD, str(script), order],
-        capture_output=True, text=True, timeout=120, cwd=script.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=script.parent,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(script.parent), os.environ.get("PYTHONPATH", "")])},
     )
     assert child.returncode == 0, child.stderr
@@ -170,5 +173,7 @@ def test_budgets_audits_the_chapters_named_and_refuses_an_unknown_one(tmp_path, 
     monkeypatch.setenv("QKV_BENCH_PAGES", "scale")
     assert budgets.chapter_pages(tmp_path) == ["chapters/scale/"]
     monkeypatch.setenv("QKV_BENCH_PAGES", "scale,sclae")
-    with pytest.raises(SystemExit, match=r"QKV_BENCH_PAGES names no chapter \['sclae'\]; the chapters are \['order', 'scale'\]"):
+    with pytest.raises(
+        SystemExit, match=r"QKV_BENCH_PAGES names no chapter \['sclae'\]; the chapters are \['order', 'scale'\]"
+    ):
         budgets.chapter_pages(tmp_path)

@@ -14,9 +14,14 @@ from chapter_shape import chapter_problems, quiz
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "docs" / "chapters").glob("*.md"))
 
-WELL_FORMED = "# Title\n\n" + "\n\n".join(f"## {name}" for name, _ in story.SECTIONS) + "\n\n" + "\n".join(
-    f'<div class="quiz" markdown>\n\n**{n}. Q?**\n\n- A. x\n- B. y\n\n??? success "Answer: B"\n\n    Why.\n\n</div>\n'
-    for n in range(1, 8)
+WELL_FORMED = (
+    "# Title\n\n"
+    + "\n\n".join(f"## {name}" for name, _ in story.SECTIONS)
+    + "\n\n"
+    + "\n".join(
+        f'<div class="quiz" markdown>\n\n**{n}. Q?**\n\n- A. x\n- B. y\n\n??? success "Answer: B"\n\n    Why.\n\n</div>\n'
+        for n in range(1, 8)
+    )
 )
 
 
@@ -50,7 +55,9 @@ def test_a_missing_section_is_named_with_where_to_add_it(tmp_path):
 
 def test_a_misplaced_section_is_named(tmp_path):
     text = WELL_FORMED.replace("## The idea\n\n", "").replace("## The problem", "## The idea\n\n## The problem")
-    assert problems_of(tmp_path, text)[0].startswith("page.md:3: '## The idea' comes before the section it should follow")
+    assert problems_of(tmp_path, text)[0].startswith(
+        "page.md:3: '## The idea' comes before the section it should follow"
+    )
 
 
 def test_a_short_quiz_is_named(tmp_path):
@@ -76,5 +83,7 @@ def test_a_hand_written_image_is_named(tmp_path):
 
 
 def test_a_placeholder_is_named(tmp_path):
-    text = WELL_FORMED.replace("## The idea", f"## The idea\n\n<!-- {story.PLACEHOLDER} the idea in a few sentences -->")
+    text = WELL_FORMED.replace(
+        "## The idea", f"## The idea\n\n<!-- {story.PLACEHOLDER} the idea in a few sentences -->"
+    )
     assert problems_of(tmp_path, text) == ["page.md:7: TODO(chapter): the idea in a few sentences"]

@@ -94,7 +94,11 @@ def test_make_check_reports_each_fault_once(planted):
     result, where, _ = planted
     reported = [line for line in result.stdout.splitlines() if line.startswith(where + ":")]
     assert len(reported) == 3, result.stdout
-    assert re.search(rf"^make check: 3 problem\(s\) in {re.escape(where)} \(\d+ blocks and rules run, 0 skipped\) in [\d.]+ s$", result.stdout, re.M)
+    assert re.search(
+        rf"^make check: 3 problem\(s\) in {re.escape(where)} \(\d+ blocks and rules run, 0 skipped\) in [\d.]+ s$",
+        result.stdout,
+        re.M,
+    )
 
 
 def test_make_check_passes_a_clean_page(tmp_path):

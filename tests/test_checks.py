@@ -24,9 +24,7 @@ class TestAsFloatArray:
         ],
     )
     def test_rejects_non_numeric_naming_argument_and_dtype(self, value, dtype_text):
-        with pytest.raises(
-            TypeError, match=rf"query must contain real numbers.*dtype {dtype_text}"
-        ):
+        with pytest.raises(TypeError, match=rf"query must contain real numbers.*dtype {dtype_text}"):
             _checks.as_float_array(value, "query")
 
     def test_ragged_input_names_argument(self):
@@ -46,9 +44,7 @@ class TestFinite:
 
 class TestNdim:
     def test_wrong_rank_names_expected_and_actual_shape(self):
-        with pytest.raises(
-            ValueError, match=r"x must have shape \(L, d_model\) \(2-D\), got shape \(3,\) \(1-D\)"
-        ):
+        with pytest.raises(ValueError, match=r"x must have shape \(L, d_model\) \(2-D\), got shape \(3,\) \(1-D\)"):
             _checks.check_ndim(np.zeros(3), "x", 2, "(L, d_model)")
 
     def test_min_ndim(self):

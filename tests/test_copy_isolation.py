@@ -53,10 +53,7 @@ def test_a_block_that_needs_its_predecessor_is_caught():
 
 
 def test_a_continued_block_runs_with_its_predecessors():
-    page = (
-        "```python\nx = 2\n```\n\n"
-        '```python title="doubling (continued)"\nprint(x * 2)\n```\n\n```output\n4\n```\n'
-    )
+    page = '```python\nx = 2\n```\n\n```python title="doubling (continued)"\nprint(x * 2)\n```\n\n```output\n4\n```\n'
     _, (program, expected) = programs(page)
     assert normalise(run_alone(program).stdout) == expected == "4"
 

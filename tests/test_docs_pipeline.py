@@ -117,14 +117,15 @@ def test_docs_have_python_fences_at_all():
     assert sum(len(python_fences(p)) for p in (ROOT / "docs").rglob("*.md")) >= 5
 
 
-
-
 # --- planted pages: one tree, one pytest run, one fault per page -------------
 
 # name -> (page, what the run must print about it). Line numbers are the page's.
 PLANTED = {
     # A failing line in each form a Python fence can take.
-    "plain.md": ("# t\n\n```python\nx = 1\ny = 1 / 0\n```\n", ["plain.md:5: the block at line 3 raised: ZeroDivisionError"]),
+    "plain.md": (
+        "# t\n\n```python\nx = 1\ny = 1 / 0\n```\n",
+        ["plain.md:5: the block at line 3 raised: ZeroDivisionError"],
+    ),
     "titled.md": (
         '# t\n\n```python title="a.py" linenums="1" hl_lines="2"\nx = 1\ny = 1 / 0\n```\n',
         ["titled.md:5: the block at line 3 raised: ZeroDivisionError"],
@@ -137,31 +138,51 @@ PLANTED = {
         "# t\n\n!!! note\n\n    ```python\n    x = 1\n    y = 1 / 0\n    ```\n",
         ["admonition.md:7: the block at line 5 raised: ZeroDivisionError"],
     ),
-    "doctest.md": ("# t\n\n```python\n>>> 1 + 1\n2\n>>> 2 + 2\n5\n```\n", ["doctest.md:6: doctest `2 + 2` expected:\n5\ngot:\n4"]),
-    "short.md": ("# t\n\n```py\nx = 1\ny = 1 / 0\n```\n", ["short.md:5: the block at line 3 raised: ZeroDivisionError"]),
+    "doctest.md": (
+        "# t\n\n```python\n>>> 1 + 1\n2\n>>> 2 + 2\n5\n```\n",
+        ["doctest.md:6: doctest `2 + 2` expected:\n5\ngot:\n4"],
+    ),
+    "short.md": (
+        "# t\n\n```py\nx = 1\ny = 1 / 0\n```\n",
+        ["short.md:5: the block at line 3 raised: ZeroDivisionError"],
+    ),
     "pycon.md": ("# t\n\n```pycon\n>>> 1 + 1\n3\n```\n", ["pycon.md:4: doctest `1 + 1` expected:\n3\ngot:\n2"]),
     "out.md": (
         "# t\n\n```python\nprint(2 + 2)\n```\n\n```output\n5\n```\n",
-        ["out.md:8: the output block differs from what the block at line 3 printed; put what it printed "
-         "(the + lines) in the output block, or fix the code:", "\n-5\n+4"],
+        [
+            "out.md:8: the output block differs from what the block at line 3 printed; put what it printed "
+            "(the + lines) in the output block, or fix the code:",
+            "\n-5\n+4",
+        ],
     ),
     "hidden.md": (
         "# t\n\n```python\nprint('surprise')\n```\n",
         ["hidden.md:3: this block printed output but the page shows no ```output block after it"],
     ),
     # Issue 11.1: fences that render as Python but are never run.
-    "py2.md": ("# t\n\n```py2\nprint(1 / 0)\n```\n", ["py2.md:3: the fence language 'py2' is neither run nor display-only"]),
+    "py2.md": (
+        "# t\n\n```py2\nprint(1 / 0)\n```\n",
+        ["py2.md:3: the fence language 'py2' is neither run nor display-only"],
+    ),
     "python2.md": (
         "# t\n\n```python2\nprint(1 / 0)\n```\n",
         ["python2.md:3: the fence language 'python2' is neither run nor display-only"],
     ),
-    "numpy.md": ("# t\n\n```numpy\nprint(1 / 0)\n```\n", ["numpy.md:3: the fence language 'numpy' is neither run nor display-only"]),
-    "nolang.md": ("# t\n\n```\nimport qkv\nprint(1 / 0)\n```\n", ["nolang.md:3: a fence with no language; write ```python to run it"]),
+    "numpy.md": (
+        "# t\n\n```numpy\nprint(1 / 0)\n```\n",
+        ["numpy.md:3: the fence language 'numpy' is neither run nor display-only"],
+    ),
+    "nolang.md": (
+        "# t\n\n```\nimport qkv\nprint(1 / 0)\n```\n",
+        ["nolang.md:3: a fence with no language; write ```python to run it"],
+    ),
     "attr.md": ("# t\n\n``` {.python}\nx = 1 / 0\n```\n", ["attr.md:3: a fence with no language"]),
     "indented.md": (
         "# t\n\nSome text.\n\n    import qkv\n    print(1 / 0)\n",
-        ["indented.md:5: an indented code block (four spaces more than the text around it) is shown as code "
-         "but never run"],
+        [
+            "indented.md:5: an indented code block (four spaces more than the text around it) is shown as code "
+            "but never run"
+        ],
     ),
     "rawhtml.md": (
         '# t\n\n<pre><code class="language-python">print(1 / 0)</code></pre>\n',
@@ -170,8 +191,10 @@ PLANTED = {
     # Issue 11.2: an output block with prose between it and the code.
     "gap.md": (
         "# t\n\n```python\nprint(4)\n```\n\nIt prints:\n\n```output\n5\n```\n",
-        ["gap.md:9: this ```output block does not directly follow a ```python block",
-         "gap.md:3: this block printed output but the page shows no ```output block"],
+        [
+            "gap.md:9: this ```output block does not directly follow a ```python block",
+            "gap.md:3: this block printed output but the page shows no ```output block",
+        ],
     ),
     # Issue 11.3: a doctest followed by an output fence.
     "doctest_output.md": (
@@ -181,8 +204,10 @@ PLANTED = {
     # Issue 11.4: a skip must say why; a skip without a reason skips nothing.
     "skip_bare.md": (
         "# t\n\n<!-- skip: next -->\n\n```pycon\n>>> 1 + 1\n3\n```\n",
-        ["skip_bare.md:3: a skip without a reason; write `<!-- skip: next <why this block cannot run here> -->`",
-         "skip_bare.md:6: doctest `1 + 1` expected:"],
+        [
+            "skip_bare.md:3: a skip without a reason; write `<!-- skip: next <why this block cannot run here> -->`",
+            "skip_bare.md:6: doctest `1 + 1` expected:",
+        ],
     ),
     "skip_reason.md": (
         "# t\n\n<!-- skip: next needs a GPU this machine lacks -->\n\n```python\nraise SystemExit(3)\n```\n",
@@ -191,8 +216,11 @@ PLANTED = {
     # Issue 11.5: a block that exits or loops ends nothing but its own page's interpreter.
     "exit.md": (
         "# t\n\n```python\nimport os\nos._exit(0)\n```\n\n```python\nprint(1)\n```\n\n```output\n1\n```\n",
-        ["exit.md:3: this block ended the Python process running this page's blocks (exit status 0, as "
-         "os._exit() does)", "exit.md:8: not run: the block at line 3 ended or stalled the interpreter"],
+        [
+            "exit.md:3: this block ended the Python process running this page's blocks (exit status 0, as "
+            "os._exit() does)",
+            "exit.md:8: not run: the block at line 3 ended or stalled the interpreter",
+        ],
     ),
     "sysexit.md": (
         "# t\n\n```python\nimport sys\nsys.exit(0)\n```\n",
@@ -203,7 +231,10 @@ PLANTED = {
         ["loop.md:3: this block ran longer than 5 s and was stopped (QKV_BLOCK_TIMEOUT)"],
     ),
     # After the exit and the loop (pages run in name order): still reported.
-    "zz_after.md": ("# t\n\n```python\nassert 1 == 2, 'still reported'\n```\n", ["zz_after.md:4: the block at line 3 raised: AssertionError: still reported"]),
+    "zz_after.md": (
+        "# t\n\n```python\nassert 1 == 2, 'still reported'\n```\n",
+        ["zz_after.md:4: the block at line 3 raised: AssertionError: still reported"],
+    ),
     # <!-- clear-namespace --> starts the page's namespace afresh.
     "clear.md": (
         "# t\n\n```python\nx = 1\n```\n\n<!-- clear-namespace -->\n\n```python\nprint(x)\n```\n",
@@ -306,7 +337,7 @@ TORCH_PAGE = (
     '```python title="(continued)"\nprint(torch.zeros(1).tolist())\n```\n\n```output\n[0.0]\n```\n\n'
     + "".join(f"```python\nprint({n})\n```\n\n```output\n{n}\n```\n\n" for n in range(4))
 )
-TORCH_TESTS = '''
+TORCH_TESTS = """
 from pathlib import Path
 
 from test_copy_isolation import check_page_alone
@@ -321,7 +352,7 @@ def test_copy_isolation():
 
 def test_notebook(tmp_path):
     check_chapter_notebook(PAGE, tmp_path)
-'''
+"""
 
 
 def torch_hidden_env(tmp_path: Path, ci: bool) -> dict:
@@ -364,8 +395,10 @@ def test_the_hider_hides_torch(tmp_path):
     env = torch_hidden_env(tmp_path, ci=False)
     probe = "import needs; print(needs.available('torch'), needs.available('numpy'))"
     result = subprocess.run(
-        [sys.executable, "-c", probe], env={**env, "PYTHONPATH": env["PYTHONPATH"] + os.pathsep + str(SUPPORT)},
-        capture_output=True, text=True,
+        [sys.executable, "-c", probe],
+        env={**env, "PYTHONPATH": env["PYTHONPATH"] + os.pathsep + str(SUPPORT)},
+        capture_output=True,
+        text=True,
     )
     assert result.stdout.split() == ["False", "True"], result.stderr
 
@@ -398,7 +431,11 @@ def test_without_torch_the_real_torch_blocks_skip(tmp_path):
     env = torch_hidden_env(tmp_path, ci=False)
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output

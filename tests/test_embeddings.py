@@ -14,10 +14,7 @@ from qkv import (
 
 
 def _neighbours(word, k=3):
-    return [
-        (toy.VOCAB[i], round(s, 4))
-        for i, s in nearest_neighbours(toy.VOCAB.index(word), toy.EMBEDDINGS, k=k)
-    ]
+    return [(toy.VOCAB[i], round(s, 4)) for i, s in nearest_neighbours(toy.VOCAB.index(word), toy.EMBEDDINGS, k=k)]
 
 
 class TestOneHot:
@@ -43,9 +40,7 @@ class TestOneHot:
 
     @pytest.mark.parametrize("ids", [[0, 15], [-1]])
     def test_out_of_range(self, ids):
-        with pytest.raises(
-            ValueError, match=r"token_ids contains id -?\d+ .*valid ids are 0 \.\. 14"
-        ):
+        with pytest.raises(ValueError, match=r"token_ids contains id -?\d+ .*valid ids are 0 \.\. 14"):
             one_hot(ids, 15)
 
     @pytest.mark.parametrize("ids", [[0.0, 1.0], [True], ["cat"]])
@@ -91,9 +86,7 @@ class TestEmbed:
         assert out.flags.writeable
 
     def test_id_past_table(self):
-        with pytest.raises(
-            ValueError, match=r"id 15 at position 0.*valid ids are 0 \.\. 14 \(vocab_size=15\)"
-        ):
+        with pytest.raises(ValueError, match=r"id 15 at position 0.*valid ids are 0 \.\. 14 \(vocab_size=15\)"):
             embed([15], toy.EMBEDDINGS)
 
     def test_negative_id(self):
@@ -106,9 +99,7 @@ class TestEmbed:
             embed(ids, toy.EMBEDDINGS)
 
     def test_table_wrong_rank(self):
-        with pytest.raises(
-            ValueError, match=r"table must have shape \(vocab_size, d_model\).*got shape \(4,\)"
-        ):
+        with pytest.raises(ValueError, match=r"table must have shape \(vocab_size, d_model\).*got shape \(4,\)"):
             embed([0], np.zeros(4))
 
     def test_table_non_numeric(self):
@@ -139,9 +130,7 @@ class TestCosine:
             cosine_similarity([1.0, 0.0], [0.0, 0.0])
 
     def test_length_mismatch(self):
-        with pytest.raises(
-            ValueError, match=r"a and b must have the same length d.*\(2,\) and \(3,\)"
-        ):
+        with pytest.raises(ValueError, match=r"a and b must have the same length d.*\(2,\) and \(3,\)"):
             cosine_similarity([1.0, 0.0], [1.0, 0.0, 0.0])
 
     def test_wrong_rank(self):
@@ -166,9 +155,7 @@ class TestCosine:
 
     def test_matrix_matches_pairwise(self):
         sims = cosine_similarity_matrix(toy.EMBEDDINGS)
-        assert sims[3, 11] == pytest.approx(
-            cosine_similarity(toy.EMBEDDINGS[3], toy.EMBEDDINGS[11])
-        )
+        assert sims[3, 11] == pytest.approx(cosine_similarity(toy.EMBEDDINGS[3], toy.EMBEDDINGS[11]))
 
     def test_matrix_zero_row(self):
         with pytest.raises(ValueError, match="row 1 of vectors is all zeros"):
@@ -207,9 +194,7 @@ class TestNearestNeighbours:
             nearest_neighbours(0, toy.EMBEDDINGS, k=k)
 
     def test_k_too_large(self):
-        with pytest.raises(
-            ValueError, match=r"k=15 is too large: the table has 15 rows, so at most k=14"
-        ):
+        with pytest.raises(ValueError, match=r"k=15 is too large: the table has 15 rows, so at most k=14"):
             nearest_neighbours(0, toy.EMBEDDINGS, k=15)
 
     @pytest.mark.parametrize("k", [2.0, True])
@@ -219,9 +204,7 @@ class TestNearestNeighbours:
 
     @pytest.mark.parametrize("token_id", [15, -1])
     def test_token_id_out_of_range(self, token_id):
-        with pytest.raises(
-            ValueError, match=rf"token_id={token_id} is out of range: valid ids are 0 \.\. 14"
-        ):
+        with pytest.raises(ValueError, match=rf"token_id={token_id} is out of range: valid ids are 0 \.\. 14"):
             nearest_neighbours(token_id, toy.EMBEDDINGS)
 
     @pytest.mark.parametrize("token_id", [0.0, "cat", True])

@@ -105,8 +105,10 @@ def test_the_qkv_reference_implementations_pass():
         "one_hot": qkv.one_hot,
         "embed": qkv.embed,
         "sinusoidal_pe": qkv.sinusoidal_encoding,
-        "build_input": lambda ids, E, pe=None: qkv.embed(ids, E)
-        + (qkv.sinusoidal_encoding(len(ids), E.shape[1]) if pe is None else qkv.positional_rows(pe, len(ids))),
+        "build_input": lambda ids, E, pe=None: (
+            qkv.embed(ids, E)
+            + (qkv.sinusoidal_encoding(len(ids), E.shape[1]) if pe is None else qkv.positional_rows(pe, len(ids)))
+        ),
     }
     assert run("input-layer", ns).passed
 
@@ -865,11 +867,13 @@ def test_the_learners_sql_is_contained(fault, message, monkeypatch):
 
 
 def test_a_query_without_a_window_is_named():
-    ns = {"softmax_query": lambda: (
-        "SELECT s.qpos, s.kpos, exp(s.score - m.top) / m.total AS weight FROM scores s JOIN "
-        "(SELECT qpos, MAX(score) AS top, SUM(exp(score - (SELECT MAX(score) FROM scores t WHERE t.qpos = u.qpos))) AS total "
-        "FROM scores u GROUP BY qpos) m ON m.qpos = s.qpos"
-    )}
+    ns = {
+        "softmax_query": lambda: (
+            "SELECT s.qpos, s.kpos, exp(s.score - m.top) / m.total AS weight FROM scores s JOIN "
+            "(SELECT qpos, MAX(score) AS top, SUM(exp(score - (SELECT MAX(score) FROM scores t WHERE t.qpos = u.qpos))) AS total "
+            "FROM scores u GROUP BY qpos) m ON m.qpos = s.qpos"
+        )
+    }
     report = run("sql-softmax", ns)
     by_title = {r.title.split(":")[0]: r for r in report.results}
     window = by_title["the query is a window query"]
@@ -885,7 +889,10 @@ def test_a_query_without_a_window_is_named():
         (42, "softmax_query() returned float; return the SQL text as a str"),
         ("", "softmax_query() returned an empty string; return one SELECT statement"),
         ("SELECT qpos, kpos, 1.0 FROM scores", "expected the columns qpos, kpos, weight, got qpos, kpos, 1.0"),
-        ("SELECT qpos, kpos, 1.0 AS weight FROM scores WHERE kpos > 0", "no row for (qpos, kpos) = (0, 0): return one row per row of scores (3 missing)"),
+        (
+            "SELECT qpos, kpos, 1.0 AS weight FROM scores WHERE kpos > 0",
+            "no row for (qpos, kpos) = (0, 0): return one row per row of scores (3 missing)",
+        ),
         (
             "SELECT qpos, kpos, 1.0 AS weight FROM scores WHERE qpos + kpos < 4 UNION ALL SELECT 0, 0, 1.0",
             "the pair (qpos, kpos) = (0, 0) comes back twice; return one row per score",

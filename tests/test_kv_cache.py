@@ -32,7 +32,9 @@ def test_several_rows_and_several_queries():
     expected, _ = scaled_dot_product_attention(q, k, v)
     np.testing.assert_allclose(cache.attend(q), expected, atol=1e-12)
     np.testing.assert_allclose(cache.attend(q[2]), expected[2], atol=1e-12)
-    np.testing.assert_allclose(cache.attend(q, scale=0.5), scaled_dot_product_attention(q, k, v, scale=0.5)[0], atol=1e-12)
+    np.testing.assert_allclose(
+        cache.attend(q, scale=0.5), scaled_dot_product_attention(q, k, v, scale=0.5)[0], atol=1e-12
+    )
     assert cache.keys.shape == (10, 4) and cache.values.shape == (10, 4)
     np.testing.assert_array_equal(cache.keys, k)
 

@@ -16,9 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def ruff(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     require(available("ruff"), "ruff is not installed: `pip install -e '.[test]'` installs it")
-    return subprocess.run(
-        [sys.executable, "-m", "ruff", *args], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run([sys.executable, "-m", "ruff", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def lint_findings(*paths: str, cwd: Path = ROOT) -> list[str]:

@@ -151,9 +151,7 @@ class TestMasks:
         memory = rng.normal(size=(6, embed))
         keep = np.array([True, True, True, True, False, False])
         weights_in = random_weights(rng, embed)
-        out, weights = multi_head_attention(
-            query, memory, memory, num_heads, *weights_in, mask=keep[None, None, :]
-        )
+        out, weights = multi_head_attention(query, memory, memory, num_heads, *weights_in, mask=keep[None, None, :])
         short_out, short_weights = multi_head_attention(query, memory[:4], memory[:4], num_heads, *weights_in)
         np.testing.assert_allclose(out, short_out, atol=1e-12)
         np.testing.assert_allclose(weights[..., :4], short_weights, atol=1e-12)
@@ -214,9 +212,7 @@ class TestMasks:
         assert not np.isnan(out).any() and not np.isnan(weights).any()
         assert np.all(weights[1] == 0.0)
         np.testing.assert_array_equal(out[1], np.broadcast_to(weights_in[3], (3, 4)))
-        out_no_bias, _ = multi_head_attention(
-            x, x, x, 2, weights_in[0], weights_in[1], mask=keep[:, None, None, :]
-        )
+        out_no_bias, _ = multi_head_attention(x, x, x, 2, weights_in[0], weights_in[1], mask=keep[:, None, None, :])
         assert np.all(out_no_bias[1] == 0.0)
 
 
@@ -259,16 +255,32 @@ class TestErrors:
             ({"key": np.ones((3, 3, 4)), "value": np.ones((3, 3, 4))}, ValueError, "batch dimensions do not broadcast"),
             ({"query": np.array([[np.nan] * 4])}, ValueError, "query must be finite"),
             ({"key": [["a"] * 4]}, TypeError, "key must contain real numbers"),
-            ({"in_proj_weight": np.ones((4, 4))}, ValueError, r"in_proj_weight must have shape \(3E, E\) = \(12, 4\) .* got shape \(4, 4\)"),
-            ({"in_proj_weight": np.ones((12, 4)).T}, ValueError, r"in_proj_weight must have shape \(3E, E\) = \(12, 4\)"),
+            (
+                {"in_proj_weight": np.ones((4, 4))},
+                ValueError,
+                r"in_proj_weight must have shape \(3E, E\) = \(12, 4\) .* got shape \(4, 4\)",
+            ),
+            (
+                {"in_proj_weight": np.ones((12, 4)).T},
+                ValueError,
+                r"in_proj_weight must have shape \(3E, E\) = \(12, 4\)",
+            ),
             ({"in_proj_weight": np.ones(48)}, ValueError, r"in_proj_weight must have shape \(3E, E\)"),
             ({"out_proj_weight": np.ones((4, 12))}, ValueError, r"out_proj_weight must have shape \(E, E\) = \(4, 4\)"),
             ({"out_proj_weight": np.full((4, 4), np.inf)}, ValueError, "out_proj_weight must be finite"),
             ({"in_proj_bias": np.ones(4)}, ValueError, r"in_proj_bias must have shape \(3E,\) = \(12,\)"),
             ({"in_proj_bias": np.ones((1, 12))}, ValueError, r"in_proj_bias must have shape \(3E,\)"),
             ({"out_proj_bias": np.ones(12)}, ValueError, r"out_proj_bias must have shape \(E,\) = \(4,\)"),
-            ({"mask": np.ones((2, 3), dtype=bool)}, ValueError, r"mask of shape \(2, 3\) does not broadcast .*\(2, 2, 3, 3\)"),
-            ({"mask": np.ones((3, 2, 3, 3), dtype=bool)}, ValueError, r"mask of shape \(3, 2, 3, 3\) does not broadcast"),
+            (
+                {"mask": np.ones((2, 3), dtype=bool)},
+                ValueError,
+                r"mask of shape \(2, 3\) does not broadcast .*\(2, 2, 3, 3\)",
+            ),
+            (
+                {"mask": np.ones((3, 2, 3, 3), dtype=bool)},
+                ValueError,
+                r"mask of shape \(3, 2, 3, 3\) does not broadcast",
+            ),
             ({"mask": np.ones((1, 1, 2, 1, 3, 3), dtype=bool)}, ValueError, "mask of shape .* does not broadcast"),
             ({"mask": np.ones((3, 3), dtype=int)}, TypeError, r"mask must be boolean .*dtype int64"),
             ({"mask": np.full((3, 3), np.nan)}, ValueError, r"mask must not contain NaN"),
@@ -303,6 +315,7 @@ def _torch_module(rng, embed, num_heads, bias):
 
 def _module_weights(module):
     """The module's own parameters, as NumPy, in multi_head_attention's argument order."""
+
     def arr(t):
         return None if t is None else t.detach().numpy()
 
@@ -400,9 +413,7 @@ class TestAgainstTorchMultiheadAttention:
         x = rng.normal(size=(3, 5, 8))
         blocked = rng.random((3 * 2, 5, 5)) < 0.4  # torch: True = not allowed
         blocked[:, :, 0] = False  # every query keeps a key
-        ours = multi_head_attention(
-            x, x, x, 2, *_module_weights(module), mask=~blocked.reshape(3, 2, 5, 5)
-        )
+        ours = multi_head_attention(x, x, x, 2, *_module_weights(module), mask=~blocked.reshape(3, 2, 5, 5))
         theirs = _run_torch(module, x, x, x, attn_mask=torch.from_numpy(blocked))
         assert _max_diff(ours, theirs) < 1e-12
 

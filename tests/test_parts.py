@@ -14,7 +14,7 @@ import parts  # docs/hooks, on pytest's pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 
-COMPANION = '''
+COMPANION = """
 from parts import figure, value, widget
 from plotting import plt
 
@@ -35,7 +35,7 @@ def demo_widget():
 @value("demo_value")
 def demo_value():
     return "0.5000"
-'''
+"""
 
 
 def make_docs(tmp_path: Path, page: str, companion: str | None = COMPANION, name: str = "demo") -> Path:
@@ -75,7 +75,10 @@ def test_shortcodes_and_values_expand(tmp_path):
         """,
     )
     assert "The value is 0.5000." in text
-    assert '![A straight line rising from the lower left to the upper right corner.](../figures/demo-line.svg){ width="480" }' in text
+    assert (
+        '![A straight line rising from the lower left to the upper right corner.](../figures/demo-line.svg){ width="480" }'
+        in text
+    )
     assert "<figcaption>A line.</figcaption>" in text
     assert 'data-widget="demo-widget"' in text and 'style="min-height: 10rem"' in text
     assert 'aria-label="Interactive figure: a demo"' in text
@@ -84,12 +87,18 @@ def test_shortcodes_and_values_expand(tmp_path):
 @pytest.mark.parametrize(
     ("line", "message"),
     [
-        ("<!-- qkv:figure no-such-figure -->", "docs/chapters/demo.md:3: unknown figure 'no-such-figure': declare it with @figure('no-such-figure', ...) in docs/chapters/demo.py (declared there: demo-line)"),
+        (
+            "<!-- qkv:figure no-such-figure -->",
+            "docs/chapters/demo.md:3: unknown figure 'no-such-figure': declare it with @figure('no-such-figure', ...) in docs/chapters/demo.py (declared there: demo-line)",
+        ),
         ("<!-- qkv:widget nope -->", "docs/chapters/demo.md:3: unknown widget 'nope'"),
         ("<!-- qkv:figur demo-line -->", "docs/chapters/demo.md:3: malformed shortcode '<!-- qkv:figur demo-line -->'"),
         ("<!-- qkv:figure Demo_Line -->", "docs/chapters/demo.md:3: malformed shortcode"),
         ("See <!-- qkv:figure demo-line --> here.", "docs/chapters/demo.md:3: malformed shortcode"),
-        ("It is {{ no_such_value }}.", "docs/chapters/demo.md:3: unknown value {{ no_such_value }}: declare it with @value('no_such_value') in docs/chapters/demo.py"),
+        (
+            "It is {{ no_such_value }}.",
+            "docs/chapters/demo.md:3: unknown value {{ no_such_value }}: declare it with @value('no_such_value') in docs/chapters/demo.py",
+        ),
         ("It is {{ Demo_Value }}.", "docs/chapters/demo.md:3: malformed value '{{ Demo_Value }}'"),
     ],
 )
@@ -110,14 +119,18 @@ def test_declarations_are_checked(tmp_path):
         expand(tmp_path, "# Demo\n", companion=short_alt)
     bad_height = 'from parts import widget\n\n@widget("w", label="l", height="big")\ndef w():\n    return {}\n'
     with pytest.raises(parts.PartsError, match="widget w: height must be a CSS length"):
-        parts.load_page(make_docs(tmp_path / "b", "# Demo\n", bad_height) / "chapters" / "demo.md", tmp_path / "b" / "docs")
+        parts.load_page(
+            make_docs(tmp_path / "b", "# Demo\n", bad_height) / "chapters" / "demo.md", tmp_path / "b" / "docs"
+        )
 
 
 def test_a_name_declared_by_two_pages_is_an_error(tmp_path):
     docs = make_docs(tmp_path, "# One\n")
     (docs / "chapters" / "other.md").write_text("# Two\n")
     (docs / "chapters" / "other.py").write_text(COMPANION)
-    with pytest.raises(parts.PartsError, match="figures/demo-line.svg is declared by both chapters/demo.md and chapters/other.md"):
+    with pytest.raises(
+        parts.PartsError, match="figures/demo-line.svg is declared by both chapters/demo.md and chapters/other.md"
+    ):
         parts.load(docs)
 
 

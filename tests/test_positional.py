@@ -98,15 +98,11 @@ class TestFrequencies:
         assert round(float(pair_wavelengths(512)[-1])) == 60611
 
     def test_wavelength_is_two_pi_over_frequency(self):
-        np.testing.assert_allclose(
-            pair_wavelengths(16, 500.0) * pair_frequencies(16, 500.0), 2 * math.pi
-        )
+        np.testing.assert_allclose(pair_wavelengths(16, 500.0) * pair_frequencies(16, 500.0), 2 * math.pi)
 
 
 class TestRelativePosition:
-    @pytest.mark.parametrize(
-        "d, k, expected", [(512, 1, 0.9731), (512, 6, 0.7353), (6, 1, 0.8464), (6, 6, 0.9739)]
-    )
+    @pytest.mark.parametrize("d, k, expected", [(512, 1, 0.9731), (512, 6, 0.7353), (6, 1, 0.8464), (6, 6, 0.9739)])
     def test_similarity_depends_on_offset_only(self, d, k, expected):
         pe = sinusoidal_encoding(200, d)
         for p in (0, 10, 50, 150):
@@ -165,18 +161,14 @@ class TestSinusoidalErrors:
         with pytest.raises(ValueError, match=rf"d_model must be a positive integer, got {d_model}"):
             sinusoidal_encoding(4, d_model)
 
-    @pytest.mark.parametrize(
-        "func", [pair_frequencies, pair_wavelengths, lambda d: shift_matrix(1, d)]
-    )
+    @pytest.mark.parametrize("func", [pair_frequencies, pair_wavelengths, lambda d: shift_matrix(1, d)])
     def test_odd_d_model_everywhere(self, func):
         with pytest.raises(ValueError, match="d_model must be even"):
             func(3)
 
     @pytest.mark.parametrize("num_positions", [0, -1])
     def test_non_positive_num_positions(self, num_positions):
-        with pytest.raises(
-            ValueError, match=rf"num_positions must be a positive integer, got {num_positions}"
-        ):
+        with pytest.raises(ValueError, match=rf"num_positions must be a positive integer, got {num_positions}"):
             sinusoidal_encoding(num_positions, 4)
 
     @pytest.mark.parametrize("value", [4.0, True, "4"])
@@ -213,9 +205,7 @@ class TestLearned:
         assert big.std() == pytest.approx(0.02, rel=0.01)
         assert learned_positional_table(100, 100, scale=1.0).std() == pytest.approx(1.0, rel=0.05)
 
-    @pytest.mark.parametrize(
-        "scale, exc", [(0.0, ValueError), (-1.0, ValueError), ("x", TypeError)]
-    )
+    @pytest.mark.parametrize("scale, exc", [(0.0, ValueError), (-1.0, ValueError), ("x", TypeError)])
     def test_bad_scale(self, scale, exc):
         with pytest.raises(exc, match="scale must be"):
             learned_positional_table(4, 4, scale=scale)

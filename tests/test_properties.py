@@ -170,9 +170,11 @@ def test_cosine_similarity_ignores_the_scale_of_each_vector(a, exp_a, exp_b):
 
 
 @FAST
-@given(st.integers(1, 8).flatmap(lambda d: st.tuples(
-    arrays(np.float64, d, elements=finite), arrays(np.float64, d, elements=finite)
-)))
+@given(
+    st.integers(1, 8).flatmap(
+        lambda d: st.tuples(arrays(np.float64, d, elements=finite), arrays(np.float64, d, elements=finite))
+    )
+)
 def test_cosine_similarity_is_bit_for_bit_the_plain_formula_in_the_ordinary_range(pair):
     # Scaling by a power of two changes no digit: every printed similarity stays the same.
     a, b = pair

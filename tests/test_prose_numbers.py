@@ -11,7 +11,11 @@ from prose_numbers import HOW_TO_FIX, unchecked_numbers
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = sorted(DOCS.rglob("*.md")) + sorted((DOCS / "notebooks").glob("*.py")) + sorted((DOCS / "exercises").glob("*.ipynb"))
+PAGES = (
+    sorted(DOCS.rglob("*.md"))
+    + sorted((DOCS / "notebooks").glob("*.py"))
+    + sorted((DOCS / "exercises").glob("*.ipynb"))
+)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -87,8 +91,8 @@ OUTPUT = "```python\nprint(0.4161, 18944001, 0.0015)\n```\n\n```output\n0.4161 1
     ("prose", "flagged"),
     [
         ("The cosine is \u22120.4161 here.", "-0.4161"),  # a sign flip written with U+2212
-        ("See [the table](https://example.org \"it says 0.9876\").", "0.9876"),  # a link title
-        ("[tbl]: https://example.org \"it says 0.9876\"", "0.9876"),  # a reference link's title
+        ('See [the table](https://example.org "it says 0.9876").', "0.9876"),  # a link title
+        ('[tbl]: https://example.org "it says 0.9876"', "0.9876"),  # a reference link's title
         ("There are 18 944 002 parameters.", "18 944 002"),  # spaces as thousands separators
         ("There are 18\u202f944\u202f002 parameters.", "18\u202f944\u202f002"),  # narrow no-break spaces
         ("A step of 1.6e-3 is typical.", "1.6e-3"),  # scientific notation (the output shows 0.0015)
@@ -106,7 +110,7 @@ def test_numbers_that_used_to_slip_past(tmp_path, prose, flagged):
         "The cosine is \u22120.4161 with the sign written as U+2212, and 0.4161.",
         "There are 18 944 001 parameters, or 18,944,001.",
         "A step of 1.5e-3, or 0.0015.",
-        "See [the 0.4161 table](https://example.org/0.1234 \"it says 0.4161\").",
+        'See [the 0.4161 table](https://example.org/0.1234 "it says 0.4161").',
     ],
 )
 def test_the_same_forms_pass_when_an_output_shows_them(tmp_path, prose):

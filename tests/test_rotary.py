@@ -77,9 +77,7 @@ class TestAgainstIndependentFormulations:
     def test_interleaved_is_complex_multiplication(self, shape):
         x = np.random.default_rng(0).normal(size=shape)
         positions = np.arange(shape[-2])
-        np.testing.assert_allclose(
-            rotary_encoding(x), complex_rope(x, positions), rtol=0, atol=1e-12
-        )
+        np.testing.assert_allclose(rotary_encoding(x), complex_rope(x, positions), rtol=0, atol=1e-12)
 
     @pytest.mark.parametrize("shape", [(5, 8), (3, 7, 2), (2, 4, 6, 16)])
     def test_halves_is_rotate_half(self, shape):
@@ -143,7 +141,7 @@ class TestProperties:
     )
     def test_norms_kept_and_undone_by_negative_positions(self, d, length, data, pairs):
         x = data.draw(arrays(np.float64, (length, d), elements=small))
-        positions = np.array(data.draw(st.lists(st.integers(-10**6, 10**6), min_size=length, max_size=length)))
+        positions = np.array(data.draw(st.lists(st.integers(-(10**6), 10**6), min_size=length, max_size=length)))
         rotated = rotary_encoding(x, positions, pairs=pairs)
         np.testing.assert_allclose(np.linalg.norm(rotated, axis=-1), np.linalg.norm(x, axis=-1), atol=1e-12)
         np.testing.assert_allclose(rotary_encoding(rotated, -positions, pairs=pairs), x, atol=1e-9)
@@ -196,9 +194,7 @@ class TestProperties:
     @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint16, np.int64])
     def test_any_integer_dtype(self, dtype):
         x = np.random.default_rng(10).normal(size=(4, 8))
-        np.testing.assert_array_equal(
-            rotary_encoding(x, np.arange(4, dtype=dtype)), rotary_encoding(x)
-        )
+        np.testing.assert_array_equal(rotary_encoding(x, np.arange(4, dtype=dtype)), rotary_encoding(x))
 
     def test_input_not_modified(self):
         x = np.random.default_rng(11).normal(size=(4, 8))
@@ -341,16 +337,10 @@ class TestAgainstTransformersLlama:
         # cos and sin exactly as LlamaRotaryEmbedding.forward builds them, but in float64.
         freqs = position_ids[..., None] * inverse_frequencies(d)
         emb = torch.from_numpy(np.concatenate((freqs, freqs), axis=-1))  # (B, L, d)
-        q_t, k_t = apply_rotary_pos_emb(
-            torch.from_numpy(q), torch.from_numpy(k), emb.cos(), emb.sin()
-        )
+        q_t, k_t = apply_rotary_pos_emb(torch.from_numpy(q), torch.from_numpy(k), emb.cos(), emb.sin())
         positions = position_ids[:, None, :]  # (B, 1, L) broadcasts over heads
-        np.testing.assert_allclose(
-            rotary_encoding(q, positions, pairs="halves"), q_t.numpy(), rtol=0, atol=1e-12
-        )
-        np.testing.assert_allclose(
-            rotary_encoding(k, positions, pairs="halves"), k_t.numpy(), rtol=0, atol=1e-12
-        )
+        np.testing.assert_allclose(rotary_encoding(q, positions, pairs="halves"), q_t.numpy(), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(rotary_encoding(k, positions, pairs="halves"), k_t.numpy(), rtol=0, atol=1e-12)
 
     def test_llama_rotary_embedding_module(self):
         """The module end to end; it computes its angles in float32 on purpose."""
@@ -376,9 +366,7 @@ class TestAgainstRotaryEmbeddingTorch:
     def test_float64_frequencies(self, offset):
         torch, RotaryEmbedding = _rotary_embedding_torch()
         d, length = 16, 10
-        rope = RotaryEmbedding(
-            d, custom_freqs=torch.from_numpy(inverse_frequencies(d)), cache_if_possible=False
-        )
+        rope = RotaryEmbedding(d, custom_freqs=torch.from_numpy(inverse_frequencies(d)), cache_if_possible=False)
         x = np.random.default_rng(22).normal(size=(2, 3, length, d))
         theirs = rope.rotate_queries_or_keys(torch.from_numpy(x), offset=offset).numpy()
         ours = rotary_encoding(x, np.arange(length) + offset)

@@ -58,7 +58,7 @@ def build(tmp_path: Path, files: dict[str, str], config: str = "") -> tuple[subp
     return result, site
 
 
-PLANTED_NOTEBOOK = '''\
+PLANTED_NOTEBOOK = """\
 # %% [markdown]
 # # Planted
 #
@@ -80,7 +80,7 @@ PLANTED_NOTEBOOK = '''\
 from IPython.display import HTML, display
 
 display(HTML("<script>alert(5)</script><b onmouseover=alert(6)>bold output</b><iframe src=about:blank></iframe>"))
-'''
+"""
 
 
 @pytest.mark.build
@@ -155,7 +155,7 @@ def test_third_party_loads_on_a_page_fail_the_build_with_file_and_line(tmp_path)
 
 @pytest.mark.build
 def test_a_remote_image_in_a_notebook_fails_the_build_naming_the_notebook(tmp_path):
-    notebook = '''\
+    notebook = """\
     # %% [markdown]
     # # Remote
     #
@@ -165,13 +165,18 @@ def test_a_remote_image_in_a_notebook_fails_the_build_naming_the_notebook(tmp_pa
     from IPython.display import HTML, display
 
     display(HTML('<span style="background:url(https://cdn.example/s.png)">styled output</span>'))
-    '''
+    """
     result, _ = build(tmp_path, {"notebooks/remote.py": notebook})
     assert result.returncode != 0
     err = result.stderr
-    assert "docs/notebooks/remote.py -> notebooks/remote/index.html: loads resources from another host" in err, err[-3000:]
+    assert "docs/notebooks/remote.py -> notebooks/remote/index.html: loads resources from another host" in err, err[
+        -3000:
+    ]
     assert "docs/notebooks/remote.py:4: <img src='https://cdn.example/plot.png'> loads from another host (built" in err
-    assert "docs/notebooks/remote.py:9: style attribute url('https://cdn.example/s.png') loads from another host (built" in err
+    assert (
+        "docs/notebooks/remote.py:9: style attribute url('https://cdn.example/s.png') loads from another host (built"
+        in err
+    )
 
 
 def elements(html: str) -> list[tuple[str, list]]:
@@ -190,12 +195,12 @@ def elements(html: str) -> list[tuple[str, list]]:
 
 @pytest.mark.build
 def test_a_stylesheet_that_imports_from_another_host_fails_the_build(tmp_path):
-    css = "/* the site's own styles */\n@import url(\"https://fonts.example/inter.css\");\n.x { color: red }\n"
+    css = '/* the site\'s own styles */\n@import url("https://fonts.example/inter.css");\n.x { color: red }\n'
     result, _ = build(tmp_path, {"stylesheets/extra.css": css}, config="extra_css:\n  - stylesheets/extra.css\n")
     assert result.returncode != 0
-    assert "stylesheets/extra.css:2: CSS url('https://fonts.example/inter.css') loads from another host" in result.stderr, (
-        result.stderr[-3000:]
-    )
+    assert (
+        "stylesheets/extra.css:2: CSS url('https://fonts.example/inter.css') loads from another host" in result.stderr
+    ), result.stderr[-3000:]
 
 
 # --- the pieces, one by one ---------------------------------------------------
@@ -256,7 +261,7 @@ def test_the_policy_hashes_each_inline_script_as_the_browser_does():
     body = "var x = 1;\r\nvar y = 2;"
     page = (
         '<!doctype html><html><head>\n<meta charset="utf-8">\n<title>t</title>'
-        f"<script>{body}</script><script src=\"a.js\"></script>"
+        f'<script>{body}</script><script src="a.js"></script>'
         '<script id="__config" type="application/json">{"a": "&amp;"}</script></head><body></body></html>'
     )
     expected = base64.b64encode(hashlib.sha256(body.replace("\r\n", "\n").encode()).digest()).decode()
@@ -275,5 +280,7 @@ def test_the_policy_hashes_each_inline_script_as_the_browser_does():
 
 
 def test_a_changed_mkdocs_jupyter_template_is_reported():
-    with pytest.raises(ValueError, match=r"docs/notebooks/x\.py: no <div class=\"jupyter-wrapper\"> .* its template changed"):
+    with pytest.raises(
+        ValueError, match=r"docs/notebooks/x\.py: no <div class=\"jupyter-wrapper\"> .* its template changed"
+    ):
         safety.sanitise_notebook("<div><script>alert(1)</script></div>", "docs/notebooks/x.py")

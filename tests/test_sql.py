@@ -185,7 +185,7 @@ class TestEqualsNumpy:
 
     def test_values_round_trip_exactly(self, connection):
         # Long form loses nothing: DOUBLE PRECISION holds every float64.
-        values = np.array([[1 / 3, -2.0**-40], [1e300, 7.0]])
+        values = np.array([[1 / 3, -(2.0**-40)], [1e300, 7.0]])
         with qkv.sql.attention_views(connection, values, values, values) as views:
             rows = views.rows("SELECT pos, dim, val FROM v")
         back = np.zeros_like(values)
@@ -273,7 +273,9 @@ class TestDialectDifferences:
     def test_tiny_inputs_underflow_only_on_postgresql(self, connection):
         tiny = ([[1e-170, 1.0]], [[1e-170, 1.0], [1.0, 0.0]], [[1.0], [2.0]])  # 1e-170 * 1e-170 -> 0
         if kind(connection) == "PostgreSQL":
-            with pytest.raises(ValueError, match=r"PostgreSQL raised 'value out of range: underflow'.*far below 1e-150"):
+            with pytest.raises(
+                ValueError, match=r"PostgreSQL raised 'value out of range: underflow'.*far below 1e-150"
+            ):
                 qkv.sql.attention(connection, *tiny)
             assert temp_objects(connection) == []
         else:
@@ -406,9 +408,9 @@ class TestOverflow:
         with pytest.raises(ValueError) as sql_error:
             qkv.sql.attention(sqlite3.connect(":memory:"), *self.PLANTED)
         # Only the scale differs: qkv.sql has no scale argument, it is always 1 / sqrt(d_k).
-        assert str(sql_error.value) == str(numpy_error.value).replace(
-            "* scale", "/ sqrt(d_k)"
-        ).replace("query, key or scale", "query or key")
+        assert str(sql_error.value) == str(numpy_error.value).replace("* scale", "/ sqrt(d_k)").replace(
+            "query, key or scale", "query or key"
+        )
 
     def test_explain_refuses_them_too(self):
         with pytest.raises(ValueError, match=self.OVERFLOW):
@@ -426,7 +428,11 @@ class TestOverflow:
     # NumPy's dot product is 0 (its BLAS pairs the terms so they cancel); summed in
     # the databases' order -1e308 - 1e308 is already -inf. Against a zero key the
     # weights were [0, 1] instead of [0.5, 0.5] on SQLite and DuckDB, with no error.
-    SUM_ORDER = (1e154 * np.ones((1, 4)), np.vstack([1e154 * np.array([-1.0, -1.0, 1.0, 1.0]), np.zeros(4)]), [[1.0], [2.0]])
+    SUM_ORDER = (
+        1e154 * np.ones((1, 4)),
+        np.vstack([1e154 * np.array([-1.0, -1.0, 1.0, 1.0]), np.zeros(4)]),
+        [[1.0], [2.0]],
+    )
     DATABASE_SCORE = (
         r"the database's attention scores query @ key\.T / sqrt\(d_k\) are NaN, inf or NULL at "
         r"score index \(0, 0\), though NumPy's are finite: .* make query or key smaller"

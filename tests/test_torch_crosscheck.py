@@ -42,9 +42,7 @@ def _torch_sdpa():
         out = F.scaled_dot_product_attention(*t, attn_mask=m, is_causal=is_causal, scale=scale)
         # softmax(...) @ I == softmax(...): the weights, as torch computes them.
         eye = torch.eye(k.shape[-2], dtype=torch.float64).expand(*t[1].shape[:-2], -1, -1)
-        weights = F.scaled_dot_product_attention(
-            t[0], t[1], eye, attn_mask=m, is_causal=is_causal, scale=scale
-        )
+        weights = F.scaled_dot_product_attention(t[0], t[1], eye, attn_mask=m, is_causal=is_causal, scale=scale)
         return out.numpy(), weights.numpy()
 
     return run

@@ -96,9 +96,7 @@ class TestBank:
         assert toy.bank_sentence([]).shape == (0, 4)
 
     def test_bank_sentence_unknown_word(self):
-        with pytest.raises(
-            KeyError, match=r"unknown word 'cash'; the bank example knows money, river, bank"
-        ):
+        with pytest.raises(KeyError, match=r"unknown word 'cash'; the bank example knows money, river, bank"):
             toy.bank_sentence(["cash", "bank"])
 
     def test_bank_sentence_single_string(self):

@@ -305,10 +305,18 @@ W4 = np.eye(4)
     "args, error, pattern",
     [
         ((np.ones(4), W4, W4, W4), ValueError, r"x must have shape \(\.\.\., L, d_model\)"),
-        ((np.ones((3, 4)), np.ones((3, 4)), W4, W4), ValueError, r"w_query must have shape \(d_model, d_k\) with d_model=4"),
+        (
+            (np.ones((3, 4)), np.ones((3, 4)), W4, W4),
+            ValueError,
+            r"w_query must have shape \(d_model, d_k\) with d_model=4",
+        ),
         ((np.ones((3, 4)), W4, np.ones(4), W4), ValueError, r"w_key must have shape \(d_model, d_k\)"),
         ((np.ones((3, 4)), W4, W4, np.ones((5, 4))), ValueError, r"w_value must have shape \(d_model, d_v\)"),
-        ((np.ones((3, 4)), W4, np.ones((4, 3)), W4), ValueError, r"w_query and w_key must have the same number of columns d_k"),
+        (
+            (np.ones((3, 4)), W4, np.ones((4, 3)), W4),
+            ValueError,
+            r"w_query and w_key must have the same number of columns d_k",
+        ),
         ((np.full((3, 4), np.nan), W4, W4, W4), ValueError, r"x must be finite"),
         ((np.array([["a"] * 4]), W4, W4, W4), TypeError, r"x must contain real numbers"),
     ],
@@ -422,9 +430,7 @@ def test_forward_and_backward_on_an_empty_sentence(batch):
 
 def test_forward_overflow_names_x_and_the_projection():
     ok = [[1.0]]
-    with pytest.raises(
-        ValueError, match=r"x @ w_key overflows float64 at index \(0, 0\).*make x or w_key smaller"
-    ):
+    with pytest.raises(ValueError, match=r"x @ w_key overflows float64 at index \(0, 0\).*make x or w_key smaller"):
         attention_forward([[1e200]], ok, [[1e200]], ok)
     with pytest.raises(
         ValueError,
@@ -440,7 +446,5 @@ def test_forward_refuses_scores_above_the_limit(monkeypatch):
     x, w, _ = _problem(batch=(2,), length=3)
     assert attention_forward(x, *w)[1].weights.shape == (2, 3, 3)  # 144 bytes: at the limit
     x, w, _ = _problem(batch=(2,), length=4)
-    with pytest.raises(
-        ValueError, match=r"the attention scores \(x @ w_query\) .* shape \(2, 4, 4\): 256 bytes"
-    ):
+    with pytest.raises(ValueError, match=r"the attention scores \(x @ w_query\) .* shape \(2, 4, 4\): 256 bytes"):
         attention_forward(x, *w)

@@ -57,8 +57,9 @@ def test_one_step_is_minus_learning_rate_times_finite_difference_gradient(num_he
     task = noun_and_verb_task()
     heads, w_out = _start(task, num_heads, d_head, seed=3)
     lr = 0.5
-    result = train_heads(task.x, task.rows, task.targets, num_heads=num_heads, d_head=d_head,
-                         steps=1, learning_rate=lr, seed=3)
+    result = train_heads(
+        task.x, task.rows, task.targets, num_heads=num_heads, d_head=d_head, steps=1, learning_rate=lr, seed=3
+    )
     eps = 1e-6
     params = [w for head in heads for w in head] + [w_out]
     learned = [w for head in result.heads for w in head] + [result.w_out]

@@ -159,12 +159,15 @@ def test_the_venv_holds_the_wheel_and_its_declared_dependencies_only(built):
     assert version == release.version()
 
 
-
 def programs(text: str) -> list:
     """(block, program, expected output) for every block copy-isolation runs
     (tests/support/docs_pipeline.py), minus the blocks the page skips."""
     page = read_page(text)
-    return [(page.blocks[i], program, expected) for i, program, expected in isolated_programs(page) if page.skip_of(i) is None]
+    return [
+        (page.blocks[i], program, expected)
+        for i, program, expected in isolated_programs(page)
+        if page.skip_of(i) is None
+    ]
 
 
 def run_alone(program: str, python: str, pythonpath: str | None = None) -> subprocess.CompletedProcess:
@@ -209,8 +212,11 @@ def test_every_documentation_block_runs_from_the_wheel(built, tmp_path):
     if not_run:
         from needs import require
 
-        require(False, f"{len(not_run)} blocks not run, their packages are not installed here (.ci/run installs them): "
-                + "; ".join(not_run))
+        require(
+            False,
+            f"{len(not_run)} blocks not run, their packages are not installed here (.ci/run installs them): "
+            + "; ".join(not_run),
+        )
 
 
 def test_a_block_that_imports_a_package_qkv_does_not_declare_gets_it_alone():
@@ -316,8 +322,12 @@ def test_a_subpackage_left_out_fails(built, tmp_path):
     with pytest.raises(release.ReleaseCheckFailed) as caught:
         release.check_wheel(wheel)
     message = str(caught.value)
-    assert re.match(rf"{re.escape(wheel.name)} lacks \d+ file\(s\) of src/qkv: qkv/exercises/__init__.py, ", message), message
-    assert message.count("qkv/exercises/") == sum(1 for f in (ROOT / "src/qkv/exercises").rglob("*") if f.is_file() and "__pycache__" not in f.parts), message
+    assert re.match(rf"{re.escape(wheel.name)} lacks \d+ file\(s\) of src/qkv: qkv/exercises/__init__.py, ", message), (
+        message
+    )
+    assert message.count("qkv/exercises/") == sum(
+        1 for f in (ROOT / "src/qkv/exercises").rglob("*") if f.is_file() and "__pycache__" not in f.parts
+    ), message
     assert "qkv/exercises/starters/input_layer.py" in message
     # And what a reader meets: the command is installed, its module is not.
     _, venv = built
@@ -394,9 +404,7 @@ def test_wheel_metadata(built):
     wheel, _ = built
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-        meta = email.message_from_string(
-            archive.read(f"qkv-{release.version()}.dist-info/METADATA").decode("utf-8")
-        )
+        meta = email.message_from_string(archive.read(f"qkv-{release.version()}.dist-info/METADATA").decode("utf-8"))
     assert "qkv/py.typed" in names
     assert meta["Requires-Python"] == ">=3.11"
     assert meta["License-Expression"] == "MIT" and meta["License-File"] == "LICENSE"

@@ -52,10 +52,7 @@ def token_vectors() -> dict:
         "axes": list(qkv.toy.AXES),
         "embeddings": plotting.rounded(table),
         "neighbours": [
-            [
-                [qkv.toy.VOCAB[j], round(sim, plotting.DECIMALS)]
-                for j, sim in qkv.nearest_neighbours(i, table, k=3)
-            ]
+            [[qkv.toy.VOCAB[j], round(sim, plotting.DECIMALS)] for j, sim in qkv.nearest_neighbours(i, table, k=3)]
             for i in range(len(qkv.toy.VOCAB))
         ],
     }

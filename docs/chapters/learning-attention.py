@@ -54,9 +54,7 @@ def learned_pattern() -> plt.Figure:
     ):
         _, cache = qkv.attention_forward(task.x, *matrices)
         weights = cache.weights[sentence, task.rows]  # (4 sentences, 3 words): bank's row
-        image = plotting.annotated_heatmap(
-            ax, weights, names if ax is axes[0] else [""] * 4, ["noun", "bank", "verb"]
-        )
+        image = plotting.annotated_heatmap(ax, weights, names if ax is axes[0] else [""] * 4, ["noun", "bank", "verb"])
         ax.set_title(f"bank's attention, {title}")
     fig.colorbar(image, ax=axes, label="attention weight", shrink=0.9)
     return fig

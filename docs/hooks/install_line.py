@@ -79,7 +79,9 @@ def read(pyproject: Path = ROOT / "pyproject.toml", dist: str = "qkv") -> Instal
     try:
         meta = metadata.metadata(dist)
     except metadata.PackageNotFoundError:
-        raise StaleInstall(f"{dist} is not installed: run `make install` (the site reads its version from it)") from None
+        raise StaleInstall(
+            f"{dist} is not installed: run `make install` (the site reads its version from it)"
+        ) from None
     project = declared(pyproject)
     numpy = [Requirement(r) for r in meta.get_all("Requires-Dist") or [] if Requirement(r).name == "numpy"]
     installed = {

@@ -34,7 +34,11 @@ EXERCISES = {
         "Exercise 1: the input layer",
         "chapters 1 to 4, from token ids to vectors with positions",
     ),
-    "attention-head": ("attention_head", "Exercise 2: one attention head", "chapters 5 and 6, self-attention and masks"),
+    "attention-head": (
+        "attention_head",
+        "Exercise 2: one attention head",
+        "chapters 5 and 6, self-attention and masks",
+    ),
     "sql-softmax": (
         "sql_softmax",
         "Exercise 3: the softmax as a window query",
@@ -110,7 +114,9 @@ def exercise_notebook(
     intro = ast.get_docstring(tree) or ""
     intro = intro.split("\n\n", 1)[1] if "\n\n" in intro else intro
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
-    imports = [ast.get_source_segment(source, node) for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
+    imports = [
+        ast.get_source_segment(source, node) for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)
+    ]
     cells = [
         nbformat.v4.new_markdown_cell(
             f"# {title}\n\n"
@@ -133,9 +139,7 @@ def exercise_notebook(
         cells.append(nbformat.v4.new_markdown_cell(f"## Write {function.name}"))
         cells.append(nbformat.v4.new_code_cell(ast.get_source_segment(source, function)))
     cells.append(nbformat.v4.new_markdown_cell("## Check your work"))
-    cells.append(
-        nbformat.v4.new_code_cell(f'from qkv.exercises import check\n\nreport = check("{name}", globals())')
-    )
+    cells.append(nbformat.v4.new_code_cell(f'from qkv.exercises import check\n\nreport = check("{name}", globals())'))
     return _new_notebook(cells)
 
 

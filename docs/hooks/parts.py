@@ -126,9 +126,7 @@ def figure(name: str, *, alt: str, caption: str, width: int = 640) -> Callable:
     """Declare a figure: ``draw()`` returns a matplotlib figure or SVG text."""
     _check_name(name, "figure")
     if len(alt.split()) < 8:
-        raise PartsError(
-            f"figure {name}: alt text must say what the figure shows (8 words or more), got {alt!r}"
-        )
+        raise PartsError(f"figure {name}: alt text must say what the figure shows (8 words or more), got {alt!r}")
     if not caption.strip():
         raise PartsError(f"figure {name}: a caption is required")
 

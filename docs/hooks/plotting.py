@@ -26,9 +26,7 @@ __all__ = ["plt", "annotated_heatmap", "rounded"]
 DECIMALS = 4
 
 
-def annotated_heatmap(
-    ax: plt.Axes, weights: np.ndarray, rows: list[str], cols: list[str]
-) -> plt.cm.ScalarMappable:
+def annotated_heatmap(ax: plt.Axes, weights: np.ndarray, rows: list[str], cols: list[str]) -> plt.cm.ScalarMappable:
     """Attention weights as a heatmap with each weight written in its cell."""
     image = ax.imshow(weights, cmap="Blues", vmin=0, vmax=1)
     for (i, j), w in np.ndenumerate(weights):

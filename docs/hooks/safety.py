@@ -132,8 +132,10 @@ def is_third_party(url: str) -> bool:
 
     As a browser reads it: tabs and newlines anywhere are dropped, spaces and
     control characters at the ends too, and ``\\`` counts as ``/``."""
-    url = re.sub(r"[\t\n\r]", "", url).strip("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"
-                                                "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ")
+    url = re.sub(r"[\t\n\r]", "", url).strip(
+        "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"
+        "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f "
+    )
     url = url.replace("\\", "/")
     if url.startswith("//"):
         return True
@@ -173,12 +175,18 @@ def _css_urls(tokens, line: int = 1):
 def css_third_party_loads(css: str, line: int = 1) -> list[tuple[int, str]]:
     """(line, message) for each url() or @import in ``css`` that names another host."""
     rules = tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True)
-    return [(at, f"CSS url({url!r}) loads from another host") for url, at in _css_urls(rules, line) if is_third_party(url)]
+    return [
+        (at, f"CSS url({url!r}) loads from another host") for url, at in _css_urls(rules, line) if is_third_party(url)
+    ]
 
 
 def _style_attribute_loads(css: str, line: int) -> list[tuple[int, str]]:
     tokens = tinycss2.parse_component_value_list(css, skip_comments=True)
-    return [(line, f"style attribute url({url!r}) loads from another host") for url, _ in _css_urls(tokens, line) if is_third_party(url)]
+    return [
+        (line, f"style attribute url({url!r}) loads from another host")
+        for url, _ in _css_urls(tokens, line)
+        if is_third_party(url)
+    ]
 
 
 class _LoadFinder(HTMLParser):
@@ -252,6 +260,7 @@ def css_file_loads(text: str, where: str) -> list[str]:
 
 
 # --- Content-Security-Policy ------------------------------------------------------
+
 
 @dataclass
 class _Script:

@@ -65,17 +65,14 @@ def check_ndim(arr: np.ndarray, name: str, ndim: int, shape_text: str) -> None:
     ``"(L, d_model)"``; the message shows it next to the actual shape.
     """
     if arr.ndim != ndim:
-        raise ValueError(
-            f"{name} must have shape {shape_text} ({ndim}-D), got shape {arr.shape} ({arr.ndim}-D)"
-        )
+        raise ValueError(f"{name} must have shape {shape_text} ({ndim}-D), got shape {arr.shape} ({arr.ndim}-D)")
 
 
 def check_min_ndim(arr: np.ndarray, name: str, ndim: int, shape_text: str) -> None:
     """Raise ValueError unless ``arr.ndim >= ndim`` (batch dims allowed)."""
     if arr.ndim < ndim:
         raise ValueError(
-            f"{name} must have shape {shape_text} (at least {ndim}-D), "
-            f"got shape {arr.shape} ({arr.ndim}-D)"
+            f"{name} must have shape {shape_text} (at least {ndim}-D), got shape {arr.shape} ({arr.ndim}-D)"
         )
 
 
@@ -101,9 +98,7 @@ def check_positive_int(value: Any, name: str) -> int:
 def check_real_number(value: Any, name: str) -> float:
     """Return ``value`` as a finite Python float; refuse bools and non-numbers."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{name} must be a real number, got {value!r} of type {type(value).__name__}"
-        )
+        raise TypeError(f"{name} must be a real number, got {value!r} of type {type(value).__name__}")
     value = float(value)
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
@@ -115,8 +110,7 @@ def check_token_id(token_id: Any, vocab_size: int, name: str = "token_id") -> in
     token_id = check_int(token_id, name)
     if not 0 <= token_id < vocab_size:
         raise ValueError(
-            f"{name}={token_id} is out of range: valid ids are "
-            f"0 .. {vocab_size - 1} (vocab_size={vocab_size})"
+            f"{name}={token_id} is out of range: valid ids are 0 .. {vocab_size - 1} (vocab_size={vocab_size})"
         )
     return token_id
 
@@ -133,9 +127,7 @@ def as_token_ids(token_ids: Any, vocab_size: int, name: str = "token_ids") -> np
     if arr.size == 0 and arr.dtype == np.float64:
         arr = arr.astype(np.intp)  # np.asarray([]) is float64; an empty list is fine
     if arr.dtype.kind not in "iu":
-        raise TypeError(
-            f"{name} must be integers (row numbers of a table), got an array of dtype {arr.dtype}"
-        )
+        raise TypeError(f"{name} must be integers (row numbers of a table), got an array of dtype {arr.dtype}")
     check_ndim(arr, name, 1, "(L,)")
     bad = np.flatnonzero((arr < 0) | (arr >= vocab_size))
     if bad.size:

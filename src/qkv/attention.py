@@ -514,8 +514,7 @@ def self_attention(
         )
     if weights_in["w_query"].shape[1] == 0:
         raise ValueError(
-            f"w_query and w_key must have at least one column (d_k >= 1), got shape "
-            f"{weights_in['w_query'].shape}"
+            f"w_query and w_key must have at least one column (d_k >= 1), got shape {weights_in['w_query'].shape}"
         )
     # (L, d_model) @ (d_model, d_k) -> (L, d_k); the same for keys, and d_v for values
     q = _project(x_arr, weights_in["w_query"], "w_query")

@@ -167,16 +167,12 @@ def cosine_similarity(a: Any, b: Any) -> float:
     a_arr = _as_vector(a, "a")
     b_arr = _as_vector(b, "b")
     if a_arr.shape != b_arr.shape:
-        raise ValueError(
-            f"a and b must have the same length d, got shapes {a_arr.shape} and {b_arr.shape}"
-        )
+        raise ValueError(f"a and b must have the same length d, got shapes {a_arr.shape} and {b_arr.shape}")
     scaled = []
     for name, vec in (("a", a_arr), ("b", b_arr)):
         vec_scaled, is_zero = _scaled_rows(vec)
         if is_zero:
-            raise ValueError(
-                f"cosine similarity is undefined for a zero vector: {name} is all zeros"
-            )
+            raise ValueError(f"cosine similarity is undefined for a zero vector: {name} is all zeros")
         scaled.append(vec_scaled)
     a_scaled, b_scaled = scaled
     norms = float(np.linalg.norm(a_scaled)) * float(np.linalg.norm(b_scaled))
@@ -246,8 +242,7 @@ def _cosine_rows(arr: np.ndarray, name: str) -> np.ndarray:
     zero_rows = np.flatnonzero(is_zero)
     if zero_rows.size:
         raise ValueError(
-            f"cosine similarity is undefined for a zero vector: row {int(zero_rows[0])} "
-            f"of {name} is all zeros"
+            f"cosine similarity is undefined for a zero vector: row {int(zero_rows[0])} of {name} is all zeros"
         )
     unit = scaled / np.linalg.norm(scaled, axis=1)[:, None]
     return np.clip(unit @ unit.T, -1.0, 1.0)  # rounding can land just past +/-1

@@ -119,8 +119,7 @@ class KVCache:
         for arr, name, dim in ((k, "key", "d_k"), (v, "value", "d_v")):
             if arr.ndim not in (1, 2) or arr.shape[-1] == 0:
                 raise ValueError(
-                    f"{name} must be one row ({dim},) or rows (n, {dim}) with {dim} >= 1, "
-                    f"got shape {arr.shape}"
+                    f"{name} must be one row ({dim},) or rows (n, {dim}) with {dim} >= 1, got shape {arr.shape}"
                 )
         k, v = np.atleast_2d(k), np.atleast_2d(v)
         if k.shape[0] != v.shape[0]:
@@ -134,8 +133,7 @@ class KVCache:
         for arr, store, name, dim in ((k, self._keys, "key", "d_k"), (v, self._values, "value", "d_v")):
             if arr.shape[1] != store.shape[1]:
                 raise ValueError(
-                    f"{name} rows have {dim}={arr.shape[1]}, but the cache holds rows with "
-                    f"{dim}={store.shape[1]}"
+                    f"{name} rows have {dim}={arr.shape[1]}, but the cache holds rows with {dim}={store.shape[1]}"
                 )
         needed = self._length + k.shape[0]
         if needed > self._capacity:
@@ -179,15 +177,12 @@ class KVCache:
             ``d_k`` does not match the stored keys, or it holds NaN/inf.
         """
         if self._length == 0:
-            raise ValueError(
-                "query: the cache is empty; append(key, value) at least one row before attend(query)"
-            )
+            raise ValueError("query: the cache is empty; append(key, value) at least one row before attend(query)")
         q = as_finite_float_array(query, "query")
         d_k = self._keys.shape[1]
         if q.ndim not in (1, 2) or q.shape[-1] != d_k:
             raise ValueError(
-                f"query must have shape ({d_k},) or (n, {d_k}) to match the cached keys, "
-                f"got shape {q.shape}"
+                f"query must have shape ({d_k},) or (n, {d_k}) to match the cached keys, got shape {q.shape}"
             )
         scale = 1.0 / np.sqrt(d_k) if scale is None else check_real_number(scale, "scale")
         # (n, d_k) against (len, d_k) keys and (len, d_v) values -> (n, d_v)

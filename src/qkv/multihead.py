@@ -186,9 +186,7 @@ def multi_head_attention(
     num_heads = check_positive_int(num_heads, "num_heads")
     embed = q_in.shape[-1]
     if embed == 0:
-        raise ValueError(
-            f"E (query's last dimension) must be at least 1, got query shape {q_in.shape}"
-        )
+        raise ValueError(f"E (query's last dimension) must be at least 1, got query shape {q_in.shape}")
     if embed % num_heads:
         raise ValueError(
             f"num_heads={num_heads} must divide the embedding size E={embed} (query's last "

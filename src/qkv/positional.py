@@ -44,9 +44,7 @@ __all__ = [
 def _check_d_model(d_model: Any) -> int:
     d_model = check_positive_int(d_model, "d_model")
     if d_model % 2:
-        raise ValueError(
-            f"d_model must be even (dimensions come in sin/cos pairs), got d_model={d_model}"
-        )
+        raise ValueError(f"d_model must be even (dimensions come in sin/cos pairs), got d_model={d_model}")
     return d_model
 
 
@@ -173,9 +171,7 @@ def sinusoidal_encoding(num_positions: int, d_model: int, base: float = 10000.0)
     """
     num_positions = check_positive_int(num_positions, "num_positions")
     d_model = _check_d_model(d_model)
-    check_array_bytes(
-        (num_positions, d_model), np.float64, f"num_positions={num_positions} and d_model={d_model}"
-    )
+    check_array_bytes((num_positions, d_model), np.float64, f"num_positions={num_positions} and d_model={d_model}")
     freqs = pair_frequencies(d_model, base)  # (d_model/2,)
     positions = np.arange(num_positions)  # (P,), starting at 0
     angles = positions[:, None] * freqs[None, :]  # (P, 1) * (1, d_model/2) -> (P, d_model/2)
@@ -243,9 +239,7 @@ def shift_matrix(k: int, d_model: int, base: float = 10000.0) -> np.ndarray:
     return m
 
 
-def learned_positional_table(
-    max_len: int, d_model: int, *, seed: int | None = 0, scale: float = 0.02
-) -> np.ndarray:
+def learned_positional_table(max_len: int, d_model: int, *, seed: int | None = 0, scale: float = 0.02) -> np.ndarray:
     """A learned positional table as it looks before training.
 
     Training would update these values by gradient descent together with the

@@ -189,9 +189,7 @@ def rotary_encoding(
             f"dimensions), got x of shape {arr.shape} (d={d})"
         )
     if not isinstance(pairs, str):
-        raise TypeError(
-            f"pairs must be one of {ROTARY_PAIRS}, got {pairs!r} of type {type(pairs).__name__}"
-        )
+        raise TypeError(f"pairs must be one of {ROTARY_PAIRS}, got {pairs!r} of type {type(pairs).__name__}")
     if pairs not in ROTARY_PAIRS:
         raise ValueError(f"pairs must be one of {ROTARY_PAIRS}, got {pairs!r}")
     if positions is None:

@@ -129,9 +129,7 @@ def _max_row_norm(x: np.ndarray) -> float:
         return float(np.sqrt(np.square(x, dtype=np.float64).sum(axis=-1)).max())
 
 
-def _stream(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, block_size: int, causal: bool, scale: float
-) -> np.ndarray:
+def _stream(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_size: int, causal: bool, scale: float) -> np.ndarray:
     """The online softmax over key blocks, on validated arrays of one dtype."""
     dtype = q.dtype
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])

@@ -150,8 +150,7 @@ def attention_forward(
     w_value = _projection(w_value, "w_value", d_model, "(d_model, d_v)")
     if w_query.shape[1] != w_key.shape[1]:
         raise ValueError(
-            "w_query and w_key must have the same number of columns d_k, got "
-            f"{w_query.shape} and {w_key.shape}"
+            f"w_query and w_key must have the same number of columns d_k, got {w_query.shape} and {w_key.shape}"
         )
     if scale is None:
         scale = 1.0 / np.sqrt(w_query.shape[1])
@@ -161,15 +160,11 @@ def attention_forward(
     key = _project(x, w_key, "w_key")  # (..., L, d_model) @ (d_model, d_k) -> (..., L, d_k)
     value = _project(x, w_value, "w_value")  # (..., L, d_model) @ (d_model, d_v) -> (..., L, d_v)
     # qkv.attention's core: weights (..., L, L) with rows summing to 1, output (..., L, d_v)
-    output, weights = _attend(
-        query, key, value, None, scale, names=("x @ w_query", "x @ w_key", "x @ w_value")
-    )
+    output, weights = _attend(query, key, value, None, scale, names=("x @ w_query", "x @ w_key", "x @ w_value"))
     return output, ForwardCache(x, query, key, value, weights, output, scale)
 
 
-def attention_backward(
-    cache: ForwardCache, d_output: Any
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def attention_backward(cache: ForwardCache, d_output: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gradients of a loss with respect to ``w_query``, ``w_key``, ``w_value``.
 
     The chain rule, one step of the forward pass at a time, backwards:
@@ -214,14 +209,11 @@ def attention_backward(
     [0.4244, 0.0, -0.1408, -0.2836]
     """
     if not isinstance(cache, ForwardCache):
-        raise TypeError(
-            f"cache must be the ForwardCache returned by attention_forward, got {type(cache).__name__}"
-        )
+        raise TypeError(f"cache must be the ForwardCache returned by attention_forward, got {type(cache).__name__}")
     d_output = as_finite_float_array(d_output, "d_output")
     if d_output.shape != cache.output.shape:
         raise ValueError(
-            f"d_output must have the output's shape (..., L, d_v) = {cache.output.shape}, "
-            f"got shape {d_output.shape}"
+            f"d_output must have the output's shape (..., L, d_v) = {cache.output.shape}, got shape {d_output.shape}"
         )
     x, query, key, value, weights, _, scale = cache
     # output = weights @ value
@@ -272,10 +264,7 @@ def mse_loss(prediction: Any, target: Any) -> tuple[float, np.ndarray]:
     prediction = as_finite_float_array(prediction, "prediction")
     target = as_finite_float_array(target, "target")
     if prediction.shape != target.shape:
-        raise ValueError(
-            f"prediction and target must have the same shape, got {prediction.shape} "
-            f"and {target.shape}"
-        )
+        raise ValueError(f"prediction and target must have the same shape, got {prediction.shape} and {target.shape}")
     if prediction.size == 0:
         raise ValueError("prediction and target must not be empty")
     error = prediction - target
@@ -477,9 +466,7 @@ def train(
     >>> round(float(result.losses[0]), 4), round(float(result.losses[-1]), 6)
     (0.4584, 0.000113)
     """
-    x, rows_arr, targets, steps, learning_rate = _check_training_inputs(
-        x, rows, targets, steps, learning_rate
-    )
+    x, rows_arr, targets, steps, learning_rate = _check_training_inputs(x, rows, targets, steps, learning_rate)
     d_model = x.shape[-1]
     n_sentences = x.shape[0]
     w_query, w_key, w_value = init_projections(d_model, d_k, targets.shape[1], seed=seed)
@@ -547,9 +534,7 @@ class MultiHeadTrainResult(NamedTuple):
     losses: np.ndarray
 
 
-def multi_head_forward(
-    x: Any, heads: Any, w_out: Any
-) -> tuple[np.ndarray, tuple[ForwardCache, ...], np.ndarray]:
+def multi_head_forward(x: Any, heads: Any, w_out: Any) -> tuple[np.ndarray, tuple[ForwardCache, ...], np.ndarray]:
     """Several heads side by side: attend in each, concatenate, multiply by ``w_out``.
 
     Row-vector convention, like :func:`attention_forward`:
@@ -714,9 +699,7 @@ def train_heads(
     >>> bool(result.losses[-1] < 0.001 * result.losses[0])
     True
     """
-    x, rows_arr, targets, steps, learning_rate = _check_training_inputs(
-        x, rows, targets, steps, learning_rate
-    )
+    x, rows_arr, targets, steps, learning_rate = _check_training_inputs(x, rows, targets, steps, learning_rate)
     num_heads = check_positive_int(num_heads, "num_heads")
     d_head = check_positive_int(d_head, "d_head")
     seed = check_seed(seed, allow_none=False)

@@ -36,8 +36,7 @@ def story_problems(text: str, where: str) -> list[str]:
         found = [i for i, (_, title) in enumerate(headings) if title.startswith(prefix)]
         if not found:
             problems.append(
-                f"{where}:{after_line}: missing the section '## {name}' ({purpose}); "
-                "add it after this line"
+                f"{where}:{after_line}: missing the section '## {name}' ({purpose}); add it after this line"
             )
         elif found[0] < after:
             problems.append(
@@ -76,7 +75,7 @@ def quiz_problems(text: str, where: str) -> list[str]:
         line = questions[-1]["line"] if questions else 1
         problems.append(
             f"{where}:{line}: the quiz has {len(questions)} question(s); write at least "
-            f"{story.MIN_QUESTIONS}, each in its own <div class=\"quiz\" markdown> (format in CONTRIBUTING.md)"
+            f'{story.MIN_QUESTIONS}, each in its own <div class="quiz" markdown> (format in CONTRIBUTING.md)'
         )
     for number, q in enumerate(questions, 1):
         at = f"{where}:{q['line']}: quiz question {number}"
@@ -87,7 +86,7 @@ def quiz_problems(text: str, where: str) -> list[str]:
         elif q["choices"] != sorted(q["choices"]):
             problems.append(f"{at}: choices are out of order ({', '.join(q['choices'])})")
         if q["answer"] is None:
-            problems.append(f'{at} has no answer line (\'??? success "Answer: B"\')')
+            problems.append(f"{at} has no answer line ('??? success \"Answer: B\"')")
         elif q["answer"] not in q["choices"]:
             problems.append(f"{at}: the answer {q['answer']} is not one of its choices")
     return problems

@@ -96,10 +96,7 @@ def check(page: Path) -> int:
         print(f"skipped: {skip}")
     elapsed = time.monotonic() - started
     verdict = f"{len(problems)} problem(s)" if problems else "no problems"
-    print(
-        f"make check: {verdict} in {where} ({ran} blocks and rules run, {len(skipped)} skipped) "
-        f"in {elapsed:.1f} s"
-    )
+    print(f"make check: {verdict} in {where} ({ran} blocks and rules run, {len(skipped)} skipped) in {elapsed:.1f} s")
     return 1 if problems else 0
 
 

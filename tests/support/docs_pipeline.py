@@ -122,11 +122,7 @@ class PageWorker:
             status = self.process.wait()
         self.stderr.seek(0)
         tail = self.stderr.read().decode("utf-8", "replace").strip()[-1500:]
-        how = (
-            f"exit status {status}, as os._exit() does"
-            if status >= 0
-            else f"killed by signal {-status}"
-        )
+        how = f"exit status {status}, as os._exit() does" if status >= 0 else f"killed by signal {-status}"
         return f"ended the Python process running this page's blocks ({how})" + (f":\n{tail}" if tail else "")
 
     def close(self) -> None:
@@ -251,15 +247,16 @@ class BlockEvaluator:
         if answer["status"] == "error":
             line = answer["line"] or self.block.start
             what = "exited (SystemExit); a block must not exit" if answer["exit"] else "raised"
-            return f"{path}:{line}: the block at line {self.block.start} {what}: {answer['error']}\n{answer['traceback']}"
+            return (
+                f"{path}:{line}: the block at line {self.block.start} {what}: {answer['error']}\n{answer['traceback']}"
+            )
         return self.compare(path, normalise_output(answer["stdout"]))
 
     def doctest_result(self, path: str, failures: list[dict]) -> str | None:
         if not failures:
             return None
         return "\n".join(
-            f"{path}:{f['line']}: doctest `{f['source']}` expected:\n{f['want']}got:\n{f['got']}"
-            for f in failures
+            f"{path}:{f['line']}: doctest `{f['source']}` expected:\n{f['want']}got:\n{f['got']}" for f in failures
         )
 
     def compare(self, path: str, actual: str) -> str | None:
@@ -350,9 +347,7 @@ def isolated_programs(page: Page) -> list[tuple[int, str, str | None]]:
         if not block.is_python or block.is_doctest:
             continue
         chain = page.chain(index)
-        printed = [
-            normalise_output(out.text) for i in chain if (out := page.output_after(i)) is not None
-        ]
+        printed = [normalise_output(out.text) for i in chain if (out := page.output_after(i)) is not None]
         program = "\n\n".join(page.blocks[i].text for i in chain)
         result.append((index, program, "\n".join(printed) if printed else None))
     return result

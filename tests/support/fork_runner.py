@@ -89,7 +89,10 @@ def run(program: str, timeout: float) -> dict:
                 timed_out = True
                 break
             time.sleep(0.005)
-        with open(out_path, encoding="utf-8", errors="replace") as out, open(err_path, encoding="utf-8", errors="replace") as err:
+        with (
+            open(out_path, encoding="utf-8", errors="replace") as out,
+            open(err_path, encoding="utf-8", errors="replace") as err,
+        ):
             return {
                 "returncode": os.waitstatus_to_exitcode(status),
                 "stdout": out.read(),

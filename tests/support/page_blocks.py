@@ -113,11 +113,7 @@ class Page:
     def chain(self, index: int) -> list[int]:
         """Indexes of the code blocks that run before and with ``blocks[index]``."""
         head = self.chain_head(index)
-        return [
-            i
-            for i in range(head, index + 1)
-            if self.blocks[i].is_python and not self.blocks[i].is_doctest
-        ]
+        return [i for i in range(head, index + 1) if self.blocks[i].is_python and not self.blocks[i].is_doctest]
 
     def skip_of(self, index: int) -> tuple[int, str] | None:
         """Why ``blocks[index]`` is not run (its own directive, or its chain head's)."""
@@ -224,9 +220,7 @@ def read_page(text: str) -> Page:
             reason = next_["reason"].strip().strip("\"'").strip() if next_ else ""
             following = [i for i, start in enumerate(starts) if start > line]
             if next_ is None:
-                problems.append(
-                    (line, "only `<!-- skip: next <why this block cannot run here> -->` is supported")
-                )
+                problems.append((line, "only `<!-- skip: next <why this block cannot run here> -->` is supported"))
             elif not reason:
                 problems.append(
                     (
@@ -256,7 +250,7 @@ def read_page(text: str) -> Page:
             problems.append(
                 (
                     number,
-                    "code written as raw HTML (<pre> or <code class=\"language-...\">) is shown but "
+                    'code written as raw HTML (<pre> or <code class="language-...">) is shown but '
                     "never run; write it as a ```python fence (run) or a ```text fence (display-only)",
                 )
             )

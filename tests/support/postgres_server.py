@@ -89,8 +89,7 @@ def _run(command: list[str], cwd: Path) -> None:
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     if result.returncode != 0:
         raise RuntimeError(
-            f"{' '.join(command)} failed with exit code {result.returncode}:\n"
-            f"{result.stdout}{result.stderr}"
+            f"{' '.join(command)} failed with exit code {result.returncode}:\n{result.stdout}{result.stderr}"
         )
 
 
@@ -117,15 +116,37 @@ def running_postgres(bin_dir: Path | None = None, attempts: int = 3) -> Iterator
         if prefix:
             shutil.chown(top, user="postgres")
         _run(
-            [*prefix, str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres",
-             "--auth=trust", "--encoding=UTF8", "--no-sync", "--no-instructions"],
+            [
+                *prefix,
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--no-sync",
+                "--no-instructions",
+            ],
             cwd=top,
         )
         for attempt in range(attempts):
             port = _free_port()
             options = f"-p {port} -k {top} -c listen_addresses=127.0.0.1 -c fsync=off"
-            start = [*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log),
-                     "-w", "-t", "60", "-o", options, "start"]
+            start = [
+                *prefix,
+                str(bin_dir / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(log),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                options,
+                "start",
+            ]
             result = subprocess.run(start, cwd=top, capture_output=True, text=True)
             if result.returncode == 0:
                 started = True
@@ -139,7 +160,8 @@ def running_postgres(bin_dir: Path | None = None, attempts: int = 3) -> Iterator
         if started:
             subprocess.run(
                 [*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
-                cwd=top, capture_output=True,
+                cwd=top,
+                capture_output=True,
             )
         shutil.rmtree(top, ignore_errors=True)
 

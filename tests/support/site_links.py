@@ -109,7 +109,6 @@ def broken_links(site: Path, base: str = "/") -> list[str]:
                 parsed[target] = _parse(target)
             if fragment not in parsed[target].ids:
                 problems.append(
-                    f'{name}:{line}: href="{href}": no id="{fragment}" in '
-                    f"{target.relative_to(site).as_posix()}"
+                    f'{name}:{line}: href="{href}": no id="{fragment}" in {target.relative_to(site).as_posix()}'
                 )
     return problems

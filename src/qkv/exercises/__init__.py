@@ -229,9 +229,7 @@ def _run_namespace(ex: Exercise, namespace: Mapping[str, Any], limits: Limits) -
     return report
 
 
-def run(
-    name: str | int, source: Source, *, timeout: float = 10.0, memory_mb: int = 1024
-) -> Report:
+def run(name: str | int, source: Source, *, timeout: float = 10.0, memory_mb: int = 1024) -> Report:
     """Run the checks of an exercise without printing anything.
 
     Parameters

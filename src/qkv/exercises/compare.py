@@ -58,8 +58,7 @@ def as_array(value: Any, what: str) -> np.ndarray:
         raise CheckFailed(f"{what} returned None: did you forget the `return` line?")
     if isinstance(value, Unreadable):
         raise CheckFailed(
-            f"{what} returned {value.type_name} {value.text}, "
-            f"which is not an array of numbers ({value.reason})"
+            f"{what} returned {value.type_name} {value.text}, which is not an array of numbers ({value.reason})"
         )
     try:
         return np.asarray(value, dtype=np.float64)
@@ -92,9 +91,7 @@ def fmt_row(row: np.ndarray) -> str:
 
 
 def _same(actual: np.ndarray, expected: np.ndarray) -> bool:
-    return actual.shape == expected.shape and bool(
-        np.allclose(actual, expected, atol=ATOL, rtol=RTOL, equal_nan=True)
-    )
+    return actual.shape == expected.shape and bool(np.allclose(actual, expected, atol=ATOL, rtol=RTOL, equal_nan=True))
 
 
 def identify(actual: np.ndarray, variants: Sequence[Variant]) -> tuple[str, ...]:
@@ -112,9 +109,7 @@ def identify(actual: np.ndarray, variants: Sequence[Variant]) -> tuple[str, ...]
     return ()
 
 
-def expect_shape(
-    actual: np.ndarray, shape: tuple[int, ...], what: str, variants: Sequence[Variant] = ()
-) -> None:
+def expect_shape(actual: np.ndarray, shape: tuple[int, ...], what: str, variants: Sequence[Variant] = ()) -> None:
     """Fail unless ``actual.shape == shape``, naming a recognised mistake.
 
     A result whose shape is ``shape`` reversed is reported as transposed.
@@ -124,9 +119,7 @@ def expect_shape(
     mistakes = identify(actual, variants)
     if not mistakes and len(shape) == 2 and actual.shape == shape[::-1] and shape[0] != shape[1]:
         mistakes = ("transposed",)
-    raise CheckFailed(
-        f"expected {what} to have shape {shape}, got shape {actual.shape}", mistakes=mistakes
-    )
+    raise CheckFailed(f"expected {what} to have shape {shape}, got shape {actual.shape}", mistakes=mistakes)
 
 
 def expect_close(
@@ -161,10 +154,7 @@ def expect_close(
     got_s, want_s = fmt(got), fmt(want)
     if got_s == want_s:  # differs beyond the 4th decimal
         got_s, want_s = f"{float(got):.10g}", f"{float(want):.10g}"
-    details = [
-        f"expected {label}[{at}] = {want_s}, got {got_s} "
-        f"({int(bad.sum())} of {bad.size} entries differ)"
-    ]
+    details = [f"expected {label}[{at}] = {want_s}, got {got_s} ({int(bad.sum())} of {bad.size} entries differ)"]
     if actual.ndim == 2 and actual.shape[1] <= 8:
         prefix = f"row {index[0]} "
         details.append(f"{prefix}expected {fmt_row(expected[index[0]])}")

@@ -205,9 +205,7 @@ def time_limit(budget: TimeBudget | None) -> Iterator[None]:
     bare ``except:`` in the learner's loop does not swallow it for good.
     """
     usable = (
-        budget is not None
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
+        budget is not None and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     )
     if not usable:
         yield
@@ -541,9 +539,7 @@ def _not_run(n: int, prefix: str = "its") -> str:
     return f"{prefix} {_plural(n, 'check')} {'were' if n != 1 else 'was'} not run"
 
 
-def _run_function(
-    spec: FunctionSpec, fn: Any, checks: list[Check]
-) -> tuple[list[CheckResult], LearnerAborted | None]:
+def _run_function(spec: FunctionSpec, fn: Any, checks: list[Check]) -> tuple[list[CheckResult], LearnerAborted | None]:
     """Run the checks of one learner function; also return a fatal abort, if any."""
     opt = spec.optional
 

@@ -185,9 +185,7 @@ def _expect_pe(fn: Fn, seq_len: int, d_model: int) -> None:
     )
 
 
-@checks.add(
-    "sinusoidal_pe", "sinusoidal_pe(4, 6) matches the worked example (row 1 starts 0.8415, 0.5403)"
-)
+@checks.add("sinusoidal_pe", "sinusoidal_pe(4, 6) matches the worked example (row 1 starts 0.8415, 0.5403)")
 def _pe_small(fn: Fn) -> None:
     _expect_pe(fn, 4, 6)
 
@@ -203,9 +201,7 @@ def _pe_odd(fn: Fn) -> None:
         out = call(fn, 3, 5)
     except LearnerRaised as raised:
         if not raised.is_a("ValueError"):
-            raise CheckFailed(
-                f"expected ValueError for odd d_model=5, but it {raised.describe()}"
-            ) from None
+            raise CheckFailed(f"expected ValueError for odd d_model=5, but it {raised.describe()}") from None
         if "broadcast" in raised.message:
             raise CheckFailed(
                 f"the ValueError came from NumPy ({raised.message}), not from a check of d_model",
@@ -259,9 +255,7 @@ def _build_values(fn: Fn) -> None:
     expect_close(out, x + sinusoidal_encoding(5, _D), "build_input(ids, E)", variants)
 
 
-def _expect_unchanged(
-    name: str, before: np.ndarray, after: np.ndarray, mistakes: tuple[str, ...]
-) -> None:
+def _expect_unchanged(name: str, before: np.ndarray, after: np.ndarray, mistakes: tuple[str, ...]) -> None:
     if np.array_equal(before, after):
         return
     row = int(np.argwhere(before != after)[0][0])

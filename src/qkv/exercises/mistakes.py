@@ -63,8 +63,7 @@ _ALL = (
     Mistake(
         "positions-from-1",
         "positions counted from 1",
-        "the first token is position 0, so row 0 is [sin 0, cos 0, ...] = [0, 1, 0, 1, ...]; "
-        "use np.arange(seq_len)",
+        "the first token is position 0, so row 0 is [sin 0, cos 0, ...] = [0, 1, 0, 1, ...]; use np.arange(seq_len)",
     ),
     Mistake(
         "halves-layout",
@@ -128,8 +127,7 @@ _ALL = (
     Mistake(
         "divided-by-d_k",
         "divided by d_k instead of sqrt(d_k)",
-        "the scale is 1 / sqrt(d_k): with unit-variance inputs it brings the scores "
-        "back to variance 1",
+        "the scale is 1 / sqrt(d_k): with unit-variance inputs it brings the scores back to variance 1",
     ),
     Mistake(
         "multiplied-by-sqrt-d_k",
@@ -162,8 +160,7 @@ _ALL = (
     Mistake(
         "mask-inverted",
         "mask inverted",
-        "True means 'may attend': block the scores where mask is False, "
-        "e.g. np.where(mask, scores, -np.inf)",
+        "True means 'may attend': block the scores where mask is False, e.g. np.where(mask, scores, -np.inf)",
     ),
     Mistake(
         "mask-ignored",
@@ -173,8 +170,7 @@ _ALL = (
     Mistake(
         "mask-after-softmax",
         "mask applied after the softmax",
-        "zeroing weights after the softmax leaves rows that no longer sum to 1; mask the "
-        "scores before the softmax",
+        "zeroing weights after the softmax leaves rows that no longer sum to 1; mask the scores before the softmax",
     ),
     # --- exercise 3: the softmax as a window query ---
     Mistake(

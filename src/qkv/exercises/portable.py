@@ -233,9 +233,7 @@ class _Builder:
         for dependency in _definition_names(node, annotations=not flags):
             self._dependency(dependency, fn)
         # Blank lines in front keep the line numbers of the original, for error messages.
-        self.body.append(
-            f'exec(compile("\\n" * {first - 1} + {text!r}, {filename!r}, "exec", {flags}, True))'
-        )
+        self.body.append(f'exec(compile("\\n" * {first - 1} + {text!r}, {filename!r}, "exec", {flags}, True))')
         for dependency in _global_names(fn.__code__):
             self._dependency(dependency, fn)
 

@@ -365,9 +365,7 @@ class _Link:
                 try:
                     self._pending += self._reader.feed(data)
                 except WireError as exc:
-                    raise LearnerAborted(
-                        f"sent the checker data it cannot read ({exc})", fatal=True
-                    ) from None
+                    raise LearnerAborted(f"sent the checker data it cannot read ({exc})", fatal=True) from None
         return self._pending.pop(0)
 
     def close(self) -> None:
@@ -409,19 +407,13 @@ class _Session:
             message = self.child.receive()
         except WireError as exc:
             self.stop()
-            raise LearnerAborted(
-                f"the process sent the checker data it cannot read ({exc})", fatal=True
-            ) from None
+            raise LearnerAborted(f"the process sent the checker data it cannot read ({exc})", fatal=True) from None
         except LearnerAborted as aborted:
             self.stop()
             if aborted.fatal:
-                what = (
-                    f"still running after the {self.budget.seconds:g} s time limit while the file was loading"
-                )
+                what = f"still running after the {self.budget.seconds:g} s time limit while the file was loading"
                 raise LearnerAborted(f"{what} (an endless loop at top level?)", fatal=True) from None
-            raise LearnerAborted(
-                f"the process ended while the file was loading ({aborted.what})", fatal=True
-            ) from None
+            raise LearnerAborted(f"the process ended while the file was loading ({aborted.what})", fatal=True) from None
         event = message.get("event")
         if event == "load-error" and isinstance(message.get("message"), str):
             self.stop()
@@ -510,8 +502,7 @@ def _notes(session: _Session, limits: Limits) -> tuple[str, ...]:
     notes = []
     if session.dropped:
         notes.append(
-            f"your code printed {session.dropped} more bytes, not shown "
-            f"(the report keeps {limits.output_bytes})"
+            f"your code printed {session.dropped} more bytes, not shown (the report keeps {limits.output_bytes})"
         )
     if session.threads:
         threads = "1 thread" if session.threads == 1 else f"{session.threads} threads"
@@ -565,9 +556,7 @@ def run_file_detailed(
     source = "" if label is not None else os.fspath(path)
     budget = TimeBudget(limits.seconds)
     session = _Session(resolved, exercise, limits, budget)
-    n_checks = sum(
-        c.function not in {f.name for f in exercise.functions if f.optional} for c in exercise.checks
-    )
+    n_checks = sum(c.function not in {f.name for f in exercise.functions if f.optional} for c in exercise.checks)
     load_raised = False
     try:
         try:
@@ -575,9 +564,7 @@ def run_file_detailed(
         except (_LoadFailed, LearnerAborted) as failed:
             load_raised = isinstance(failed, _LoadFailed)
             what = str(failed) if load_raised else failed.what  # type: ignore[union-attr]
-            result = CheckResult(
-                "", f"could not run {name}: {what}", "FAIL", (f"none of the {n_checks} checks ran",)
-            )
+            result = CheckResult("", f"could not run {name}: {what}", "FAIL", (f"none of the {n_checks} checks ran",))
             report = Report(exercise, (result,), source)
         else:
             report = run_exercise(exercise, _remote_namespace(session, functions), source)

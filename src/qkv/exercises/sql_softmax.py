@@ -63,9 +63,7 @@ def _authorize(action: int, *args: Any) -> int:
     return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
 
 
-def run_learner_sql(
-    sql: Any, scores: np.ndarray, visible: np.ndarray | None = None
-) -> tuple[list[str], list[tuple]]:
+def run_learner_sql(sql: Any, scores: np.ndarray, visible: np.ndarray | None = None) -> tuple[list[str], list[tuple]]:
     """Run the learner's SELECT on a table ``scores(qpos, kpos, score)``.
 
     Parameters
@@ -150,18 +148,14 @@ def weights_from_rows(columns: list[str], rows: list[tuple], visible: np.ndarray
     out = np.zeros(visible.shape)
     seen = np.zeros(visible.shape, dtype=bool)
     if len(rows) > visible.sum():
-        raise CheckFailed(
-            f"expected {int(visible.sum())} rows, one per row of scores; got more ({len(rows)} or more)"
-        )
+        raise CheckFailed(f"expected {int(visible.sum())} rows, one per row of scores; got more ({len(rows)} or more)")
     for qpos, kpos, weight in rows:
         in_table = isinstance(qpos, int) and isinstance(kpos, int)
         in_table = in_table and 0 <= qpos < visible.shape[0] and 0 <= kpos < visible.shape[1]
         if not (in_table and visible[qpos, kpos]):
             raise CheckFailed(f"the row ({qpos!r}, {kpos!r}, ...) is not a (qpos, kpos) pair of the scores table")
         if seen[qpos, kpos]:
-            raise CheckFailed(
-                f"the pair (qpos, kpos) = ({qpos}, {kpos}) comes back twice; return one row per score"
-            )
+            raise CheckFailed(f"the pair (qpos, kpos) = ({qpos}, {kpos}) comes back twice; return one row per score")
         seen[qpos, kpos] = True
         out[qpos, kpos] = np.nan if weight is None else float(weight)
     missing = np.argwhere(visible & ~seen)
@@ -289,9 +283,7 @@ def _window(fn: Fn) -> None:
         )
 
 
-@checks.add(
-    "softmax_query", "bank example: bank's scores [2, 0, 1] give the weights [0.6652, 0.0900, 0.2447]"
-)
+@checks.add("softmax_query", "bank example: bank's scores [2, 0, 1] give the weights [0.6652, 0.0900, 0.2447]")
 def _bank(fn: Fn) -> None:
     _expect_weights(fn, _bank_scores(), note="expected values: qkv.softmax of each query's scores")
 

@@ -170,9 +170,7 @@ def decode_array(data: Any, *, dtypes: tuple[str, ...] = tuple(_DTYPES)) -> np.n
         raise WireError(f"array bytes are not base64: {exc}") from None
     kind = np.dtype(_DTYPES[dtype])
     if len(raw) != entries * kind.itemsize:
-        raise WireError(
-            f"array of shape {tuple(shape)} needs {entries * kind.itemsize} bytes, got {len(raw)}"
-        )
+        raise WireError(f"array of shape {tuple(shape)} needs {entries * kind.itemsize} bytes, got {len(raw)}")
     return np.frombuffer(raw, dtype=kind).reshape(shape).astype(dtype)  # a fresh, writeable copy
 
 
@@ -264,9 +262,7 @@ def encode_value(value: Any, depth: int = 0) -> dict[str, Any]:
             return {"t": "seq", "type": kind.__name__, "items": items}
         arr = np.asarray(value, dtype=np.float64)
         if arr.size > MAX_ARRAY_ENTRIES:
-            return _unreadable(
-                value, f"it has {arr.size} entries, more than the checker reads ({MAX_ARRAY_ENTRIES})"
-            )
+            return _unreadable(value, f"it has {arr.size} entries, more than the checker reads ({MAX_ARRAY_ENTRIES})")
         type_name = "ndarray" if isinstance(value, np.ndarray) else safe_text(kind.__name__, 80)
         return {"t": "array", "type": type_name, "array": encode_array(arr)}
     except BaseException as exc:  # noqa: BLE001 - __array__, __len__, __float__ of the learner's objects

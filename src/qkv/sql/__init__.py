@@ -178,8 +178,10 @@ def _check_bool_mask(mask: Any, scores_shape: tuple[int, int]) -> np.ndarray:
     except (ValueError, TypeError) as exc:
         raise ValueError(f"mask could not be converted to an array: {exc}") from exc
     if arr.dtype.kind != "b":
-        hint = "for a 0/1 mask use mask.astype(bool)" if arr.dtype.kind in "iu" else (
-            "qkv.sql has no additive float masks: pass mask == 0 for a 0/-inf mask"
+        hint = (
+            "for a 0/1 mask use mask.astype(bool)"
+            if arr.dtype.kind in "iu"
+            else ("qkv.sql has no additive float masks: pass mask == 0 for a 0/-inf mask")
         )
         raise TypeError(f"mask must be boolean (True = may attend), got dtype {arr.dtype}; {hint}")
     try:
@@ -235,9 +237,7 @@ class AttentionViews:
 
 
 @contextlib.contextmanager
-def attention_views(
-    connection: Any, query: Any, key: Any, value: Any, mask: Any = None
-) -> Iterator[AttentionViews]:
+def attention_views(connection: Any, query: Any, key: Any, value: Any, mask: Any = None) -> Iterator[AttentionViews]:
     """Load one head into temporary tables and create the step views.
 
     Inside the ``with`` block the connection holds tables ``q``, ``k``,
@@ -310,9 +310,7 @@ def _create_and_load(connection, dialect, q, k, v, mask_arr, mask_file) -> Itera
     yield AttentionViews(connection, dialect, mask_file, (q.shape[0], k.shape[0], v.shape[1]))
 
 
-def attention(
-    connection: Any, query: Any, key: Any, value: Any, mask: Any = None
-) -> tuple[np.ndarray, np.ndarray]:
+def attention(connection: Any, query: Any, key: Any, value: Any, mask: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """Scaled dot-product attention computed by a database, with the weights.
 
     The arrays go into temporary tables in long form, the views of the

@@ -47,10 +47,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-SUPPORTED = (
-    "a sqlite3.Connection, a psycopg (version 3) Connection to PostgreSQL, "
-    "or a duckdb.DuckDBPyConnection"
-)
+SUPPORTED = "a sqlite3.Connection, a psycopg (version 3) Connection to PostgreSQL, or a duckdb.DuckDBPyConnection"
 
 # What SQLite needs when it was built without its math functions.
 SQLITE_MATH = {
@@ -146,9 +143,7 @@ def run(connection: Any, dialect: Dialect, sql: str, params: dict | None = None)
     connection.execute(bind(sql, dialect), params or {})
 
 
-def load(
-    connection: Any, dialect: Dialect, table: str, columns: Sequence[str], data: Sequence[list]
-) -> None:
+def load(connection: Any, dialect: Dialect, table: str, columns: Sequence[str], data: Sequence[list]) -> None:
     """Insert column lists ``data`` into ``table`` (a fixed name, never user text).
 
     SQLite takes a row per call (fast in-process); PostgreSQL and DuckDB
@@ -199,9 +194,7 @@ def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Seq
     has no savepoints, drops what exists. The caller's own open transaction
     is neither committed nor rolled back.
     """
-    drops = [f"DROP VIEW IF EXISTS {name}" for name in views] + [
-        f"DROP TABLE IF EXISTS {name}" for name in tables
-    ]
+    drops = [f"DROP VIEW IF EXISTS {name}" for name in views] + [f"DROP TABLE IF EXISTS {name}" for name in tables]
     if dialect is POSTGRESQL:
         # A transaction, or a savepoint inside the caller's transaction.
         with connection.transaction():
