@@ -53,15 +53,22 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def _serve(handler_class, directory: Path, path: str):
+    """Serve ``directory`` on 127.0.0.1 (a free port) until the generator is
+    closed; yields the URL of ``path`` there."""
+    handler = functools.partial(handler_class, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}{path}"
+    finally:
+        server.shutdown()
+
+
 @pytest.fixture(scope="session")
 def site_url(built_site):
     """Serve the built site on 127.0.0.1 (a free port) for the session."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
+    yield from _serve(_QuietHandler, built_site, "/")
 
 
 @pytest.fixture(scope="session")
@@ -70,12 +77,7 @@ def sub_path_url(built_site):
     does (a project site under /<repo>/, 404.html with 404 for anything missing)."""
     from site_sweep import SUB_PATH, SubPathHandler
 
-    handler = functools.partial(SubPathHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}{SUB_PATH}"
-    server.shutdown()
+    yield from _serve(SubPathHandler, built_site, SUB_PATH)
 
 
 @pytest.fixture(scope="session")
