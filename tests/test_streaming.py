@@ -173,7 +173,7 @@ def test_one_block_of_scores_stays_within_the_limit(monkeypatch, shape, block_si
 
 
 def test_the_overflow_check_is_skipped_only_where_no_score_can_overflow():
-    from qkv.streaming import _max_row_norm
+    from qkv.attention import _max_row_norm
 
     # max|q| * max|k| * |scale| below half the dtype's limit: the blocks are not
     # scanned (no score can overflow); above it they are.

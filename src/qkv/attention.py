@@ -296,6 +296,26 @@ def _first_index(bad: np.ndarray) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argwhere(bad)[0])
 
 
+def _max_row_norm(x: np.ndarray) -> float:
+    """The largest Euclidean norm of a row of ``x``, in float64 (inf if none fits)."""
+    if x.size == 0:
+        return 0.0
+    with np.errstate(over="ignore"):
+        return float(np.sqrt(np.square(x, dtype=np.float64).sum(axis=-1)).max())
+
+
+def _scores_cannot_overflow(q: np.ndarray, k: np.ndarray, scale: float, dtype: np.dtype) -> bool:
+    """True if no score ``q @ k.T * scale`` can overflow ``dtype``, from O(L d) work.
+
+    Cauchy-Schwarz: no score, nor any partial sum inside its dot product,
+    exceeds ``max|q| * max|k| * |scale|``. Below half the dtype's limit (room
+    for rounding) the O(L^2 d) exact check can be skipped; above it, only the
+    exact check can tell.
+    """
+    bound = _max_row_norm(q) * _max_row_norm(k) * abs(float(scale))
+    return bound < 0.5 * float(np.finfo(dtype).max)
+
+
 def _checked_scores(
     q: np.ndarray,
     k: np.ndarray,

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from qkv._checks import check_int, check_real_number
-from qkv.attention import _check_attention_inputs, _first_index
+from qkv.attention import _check_attention_inputs, _first_index, _scores_cannot_overflow
 
 __all__ = ["streaming_attention"]
 
@@ -121,14 +121,6 @@ def _key_blocks(q_start: int, q_stop: int, len_k: int, block_size: int, causal: 
     return [(start, min(start + block_size, k_end)) for start in range(0, k_end, block_size)]
 
 
-def _max_row_norm(x: np.ndarray) -> float:
-    """The largest Euclidean norm of a row of ``x``, in float64 (inf if none fits)."""
-    if x.size == 0:
-        return 0.0
-    with np.errstate(over="ignore"):
-        return float(np.sqrt(np.square(x, dtype=np.float64).sum(axis=-1)).max())
-
-
 def _stream(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_size: int, causal: bool, scale: float) -> np.ndarray:
     """The online softmax over key blocks, on validated arrays of one dtype."""
     dtype = q.dtype
@@ -143,12 +135,9 @@ def _stream(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_size: int, causal
     rows = max(1, _BLOCK_SCORES // (block_size * max(1, int(np.prod(batch)))))
     if causal:
         rows = min(rows, block_size)
-    # Cauchy-Schwarz: no score (nor any partial sum inside its dot product)
-    # exceeds max|q| * max|k| * |scale|. Below half the dtype's limit, with
-    # room for rounding, no block can overflow and the per-block check, a
-    # full pass over every block, is skipped.
-    bound = _max_row_norm(q) * _max_row_norm(k) * abs(float(scale))
-    check_blocks = not bound < 0.5 * float(np.finfo(dtype).max)
+    # The per-block overflow check is a full pass over every block: skipped
+    # where no score can overflow.
+    check_blocks = not _scores_cannot_overflow(q, k, scale, dtype)
     scale = dtype.type(scale)
     # One buffer for every block's scores: a fresh array per block (16 MiB at
     # the default size) costs page faults on first touch, more than its exp.

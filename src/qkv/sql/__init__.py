@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from qkv._checks import as_finite_float_array, check_ndim, check_positive_int
-from qkv.attention import _check_output, _checked_scores, _first_index
+from qkv.attention import _check_output, _checked_scores, _first_index, _scores_cannot_overflow
 from qkv.positional import _check_base, _check_d_model
 from qkv.sql import _dialect
 
@@ -161,13 +161,16 @@ def _check_scores(connection: Any, query: Any, key: Any, value: Any) -> tuple[np
     """``_check_head``, then the scores NumPy would compute, checked by NumPy's own helper.
 
     A score past float64's range (query 1e200 against key -1e200) is refused
-    here in the words of ``scaled_dot_product_attention``, before a database
+    here in the words of ``scaled_dot_product_attention`` (the score matrix is
+    computed only when the rows' norms cannot rule overflow out), before a database
     turns it into NaN (SQLite, DuckDB) or an error (PostgreSQL). The
     connection's kind is checked first, as in ``attention_views``.
     """
     _dialect.dialect_of(connection)
     q, k, v = _check_head(query, key, value)
-    _checked_scores(q, k, 1.0 / np.sqrt(q.shape[1]), scale_name=None)
+    scale = 1.0 / np.sqrt(q.shape[1])
+    if not _scores_cannot_overflow(q, k, scale, np.dtype(np.float64)):  # O(L d); else O(L^2 d)
+        _checked_scores(q, k, scale, scale_name=None)
     return q, k, v
 
 
@@ -358,9 +361,10 @@ def attention(connection: Any, query: Any, key: Any, value: Any, mask: Any = Non
         If an input is not 2-D or holds NaN/inf; ``query`` and ``key``
         differ in ``d_k``; ``key`` and ``value`` differ in ``L_k``; ``key``
         has no rows; ``mask`` does not broadcast to ``(L_q, L_k)``; a score
-        ``query @ key.T / sqrt(d_k)`` overflows float64 (checked in NumPy,
-        with ``qkv.scaled_dot_product_attention``'s helper, before the
-        database runs, so this score matrix is also held to
+        ``query @ key.T / sqrt(d_k)`` overflows float64 (checked before the
+        database runs: the rows' norms rule overflow out in O(L d) work;
+        where they cannot, NumPy computes the scores with
+        ``qkv.scaled_dot_product_attention``'s helper, held to
         ``qkv._checks.MAX_ARRAY_BYTES``); or the database's own scores hold
         NaN, inf or NULL although NumPy's are finite (it sums the
         ``query * key`` products in another order, and a partial sum
