@@ -187,3 +187,19 @@ def test_the_overflow_check_is_skipped_only_where_no_score_can_overflow():
     q = np.array([[2e19], [1.0]], dtype=np.float32)  # its score with itself, 4e38, overflows
     with pytest.raises(ValueError, match=r"overflow float32 at score index \(0, 0\)"):
         streaming_attention(q, q, np.ones((2, 1), np.float32), scale=1.0)
+
+
+@pytest.mark.parametrize(
+    ("q_value", "k_value", "scale", "dtype"),
+    [
+        (1e30, 1e-30, 1e10, np.float32),  # q * scale overflows, the scores' bound does not
+        (1e-20, 1e-20, 1e39, np.float32),  # the scale itself is inf in float32
+        (1e150, 1e-160, 1e160, np.float64),
+    ],
+)
+def test_a_scale_that_overflows_the_queries_is_named_as_the_scores(q_value, k_value, scale, dtype):
+    # A referee found these reported as an overflowing *value* once the block scan was skipped.
+    q = np.array([[q_value]], dtype=dtype)
+    k = np.array([[k_value]], dtype=dtype)
+    with pytest.raises(ValueError, match=r"the attention scores query @ key.T \* scale overflow"):
+        streaming_attention(q, k, np.ones((1, 1), dtype), scale=scale)

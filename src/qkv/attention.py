@@ -308,12 +308,17 @@ def _scores_cannot_overflow(q: np.ndarray, k: np.ndarray, scale: float, dtype: n
     """True if no score ``q @ k.T * scale`` can overflow ``dtype``, from O(L d) work.
 
     Cauchy-Schwarz: no score, nor any partial sum inside its dot product,
-    exceeds ``max|q| * max|k| * |scale|``. Below half the dtype's limit (room
-    for rounding) the O(L^2 d) exact check can be skipped; above it, only the
-    exact check can tell.
+    exceeds ``max|q| * max|k| * |scale|``, and no entry of ``q * scale``
+    (a caller may scale the queries first) exceeds ``max|q| * |scale|``. The
+    scale is taken as ``dtype`` rounds it (1e39 is inf in float32). Below
+    half the dtype's limit (room for rounding) the O(L^2 d) exact check can
+    be skipped; above it, only the exact check can tell.
     """
-    bound = _max_row_norm(q) * _max_row_norm(k) * abs(float(scale))
-    return bound < 0.5 * float(np.finfo(dtype).max)
+    limit = 0.5 * float(np.finfo(dtype).max)
+    with np.errstate(over="ignore"):
+        scale_abs = abs(float(np.asarray(scale, dtype=dtype)))
+    q_scaled = _max_row_norm(q) * scale_abs
+    return q_scaled < limit and q_scaled * _max_row_norm(k) < limit
 
 
 def _checked_scores(
