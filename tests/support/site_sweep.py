@@ -16,7 +16,7 @@ so the order is part of the checks):
 1. load with every request, console message, page error and HTTP status
    recorded, third-party requests refused, CSP violations recorded from the
    first script on; wait until qkv.js has measured and every widget is ready;
-2. light palette: scroll by wheel to each widget (the layout shift until it
+2. light palette: scroll a step at a time to each widget (the layout shift until it
    is seen), then to the bottom of a chapter (the shift while reading, and
    where each block sits before and after rendering every deferred block);
 3. every deferred block rendered: raw TeX, MathML laid out, page overflow,
@@ -29,7 +29,6 @@ so the order is part of the checks):
 from __future__ import annotations
 
 import http.server
-import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -146,38 +145,66 @@ def open_page(
     return page, context, problems
 
 
+# The layout shift so far, every shift counted. Core Web Vitals excuse shifts
+# within 500 ms of input, and Chromium takes each Playwright call as input
+# (a user gesture), which would excuse a shift made while the sweep scrolls;
+# the sweep clicks and types nothing before it measures. Read after two
+# frames, so that the shifts of the last scroll have been reported.
 LAYOUT_SHIFTS = """() => new Promise(resolve => {
     let total = 0;
     new PerformanceObserver(list => {
-        for (const entry of list.getEntries()) if (!entry.hadRecentInput) total += entry.value;
+        for (const entry of list.getEntries()) total += entry.value;
     }).observe({type: 'layout-shift', buffered: true});
-    setTimeout(() => resolve(total), 500);
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => resolve(total), 50)));
 })"""
 
 BLOCK_TOPS = """[...document.querySelectorAll('.md-typeset > *')]
     .map(n => [n.tagName.toLowerCase() + '.' + n.className, Math.round(n.getBoundingClientRect().top + scrollY)])"""
 
+# Scroll down a step at a time, two frames per step (so that every block
+# coming near is rendered and laid out before the next step, as for a reader
+# who pauses), until `until` is in the upper half of the window or the page
+# ends. In the page itself: one round trip per scroll, not one per step.
+READ_DOWN = """async ([until, step]) => {
+    const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    for (let steps = 0; steps < 5000; steps++) {
+        const atBottom = scrollY + innerHeight >= document.documentElement.scrollHeight - 1;
+        if (atBottom || (until && until.getBoundingClientRect().top < innerHeight / 2)) return steps;
+        scrollBy(0, step);
+        await frames();
+    }
+    return -1;
+}"""
 
-def scroll_like_a_reader(page, until=None, step: int = 300) -> None:
-    """Scroll down with the mouse wheel, a step at a time, as a reader does,
+
+def scroll_like_a_reader(page, until=None, step: int = 600) -> None:
+    """Scroll down, ``step`` pixels (two thirds of the window) at a time,
     until ``until`` (a locator) is in the upper half of the window, or to
     the bottom of the page.
 
-    The distance left is measured, the steps it takes are wheeled (40 ms
-    apart), then it is measured again: one round trip to the page per run of
-    steps instead of one per step."""
-    height = page.viewport_size["height"]
-    left = """(el) => [el ? el.getBoundingClientRect().top : Infinity,
-        document.documentElement.scrollHeight - 1 - (scrollY + innerHeight)]"""
+    Blocks below the first screen render as they come near
+    (content-visibility: auto), so each step gives the page two frames to
+    render and lay out what came near before the next. The layout shift
+    does not depend on how a scroll is made: scrolling is not input that
+    excuses a shift."""
     handle = until.element_handle() if until is not None else None
-    for _ in range(100):
-        top, to_bottom = page.evaluate(left, handle)
-        if top < height / 2 or to_bottom <= 0:
-            return
-        distance = min(top - height / 2 + 1, to_bottom)
-        for _ in range(max(1, math.ceil(distance / step))):
-            page.mouse.wheel(0, step)
-            page.wait_for_timeout(40)
+    steps = page.evaluate(READ_DOWN, [handle, step])
+    if steps < 0:
+        raise AssertionError(f"{page.url}: still scrolling after 5000 steps of {step} px")
+
+
+def reading_problems(found: PageFindings) -> list[str]:
+    """What reading a chapter top to bottom got wrong: a cumulative layout
+    shift of 0.01 or more, or blocks that sit elsewhere once every deferred
+    block is rendered."""
+    problems = []
+    if found.reading_shift is not None and found.reading_shift >= 0.01:
+        problems.append(f"/{found.path}: cumulative layout shift {found.reading_shift:.4f} while reading")
+    if found.moved:
+        problems.append(
+            f"/{found.path}: {len(found.moved)} blocks sit elsewhere than with nothing deferred, first {found.moved[0]}"
+        )
+    return problems
 
 
 def render_deferred_blocks(page) -> None:
@@ -423,8 +450,9 @@ class Sweep:
             )
             found.overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             step("geometry")
-            name = (path.strip("/").replace("/", "_") or "home") + f"-{config}.png"
-            page.screenshot(path=str(self.shots / name), full_page=True)
+            name = (path.strip("/").replace("/", "_") or "home") + f"-{config}.jpg"
+            # JPEG: a long page's full-page PNG takes twice as long to encode.
+            page.screenshot(path=str(self.shots / name), full_page=True, type="jpeg", quality=80)
             for name, widget in widgets.items():
                 widget.scroll_into_view_if_needed()
                 found.widgets[name].overflow = found.overflow
