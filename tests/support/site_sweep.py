@@ -269,21 +269,22 @@ USE_WIDGETS = """() => {
 RUN_BUTTONS = "button.qkv-sql-run"
 
 
-def use_widgets_and_run_buttons(page) -> tuple[int, int]:
+def use_widgets_and_run_buttons(page) -> tuple[int, int, list[str]]:
     """Use every widget and quiz once and press every SQL Run button; return
-    (controls used, result tables shown)."""
+    (controls used, Run buttons pressed, the database errors they showed)."""
     used = page.evaluate(USE_WIDGETS)
-    tables = 0
+    runs, errors = 0, []
     for button in page.locator(RUN_BUTTONS).all():
         button.scroll_into_view_if_needed()
         button.click()
+        runs += 1
         panel = button.locator("xpath=../following-sibling::div[contains(@class, 'qkv-sql-panel')][1]")
         panel.locator("table.qkv-sql-table, .qkv-sql-error, .qkv-sql-empty").first.wait_for(
             state="attached", timeout=30000
         )
-        tables += panel.locator("table.qkv-sql-table").count()
+        errors += panel.locator(".qkv-sql-error").all_inner_texts()
     page.wait_for_timeout(200)
-    return used, tables
+    return used, runs, errors
 
 
 # --- the site as published: under /qkv/, 404.html for anything missing ----------
@@ -359,7 +360,8 @@ class PageFindings:
     csp_violations: list[str] | None = None
     problems_after_use: list[str] = field(default_factory=list)
     used: int = 0
-    tables: int = 0
+    runs: int = 0  # SQL Run buttons pressed
+    sql_errors: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)  # where the visit's time went, by step
 
 
@@ -467,7 +469,7 @@ class Sweep:
                 found.axe_problems = list(problems)
                 step("axe")
             if light and desktop:
-                found.used, found.tables = use_widgets_and_run_buttons(page)
+                found.used, found.runs, found.sql_errors = use_widgets_and_run_buttons(page)
                 found.csp_violations = page.evaluate("window.__cspViolations")
                 found.problems_after_use = list(problems)
                 step("use")
