@@ -26,9 +26,13 @@ build: $(STAMP)
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 # pytest through a guard that fails the run when pytest ends without its
-# summary line (a test that calls os._exit(0) would otherwise end it "green").
+# summary line (a test that calls os._exit(0) would otherwise end it "green"),
+# on JOBS pytest-xdist workers (default: one per core); tests that share state
+# run on one worker (--dist loadgroup, tests/support/workers.py). JOBS=0 runs
+# everything in one process.
+JOBS ?= auto
 test: $(STAMP)
-	$(PY) tests/support/pytest_finished.py
+	$(PY) tests/support/pytest_finished.py -n $(JOBS) --dist loadgroup
 
 # One page in seconds: its blocks and output blocks, copy-isolation, prose
 # numbers and (for a chapter) its shape, each problem as <page>:<line>: ...

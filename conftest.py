@@ -8,10 +8,12 @@ be tested on planted failures (see ``tests/test_docs_pipeline.py``).
 from doctest import ELLIPSIS, NORMALIZE_WHITESPACE
 from pathlib import Path
 
+import pytest
 from sybil import Sybil
 from sybil.parsers.rest import DocTestParser
 
 from docs_pipeline import docs_sybil  # tests/support, on pytest's pythonpath
+from workers import xdist_group
 
 ROOT = Path(__file__).parent
 
@@ -23,3 +25,15 @@ src_docstrings = Sybil(
 )
 
 pytest_collect_file = (docs_sybil(str(ROOT / "docs")) + src_docstrings).pytest()
+
+
+# make test runs on every core (pytest-xdist, --dist loadgroup); tests that
+# share state are marked to run on one worker (tests/support/workers.py).
+# Without xdist the marks do nothing.
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if (group := xdist_group(item)) is not None:
+            item.add_marker(pytest.mark.xdist_group(group))

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from needs import require
+from workers import once_for_all_workers
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts"
@@ -33,19 +34,22 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """Build the site once with ``mkdocs build --strict``; fail on any warning."""
-    site = tmp_path_factory.mktemp("site")
+def build_site(site: Path) -> str | None:
+    """``mkdocs build --strict`` into ``site``; the failure's message, or None."""
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
         cwd=ROOT,
         capture_output=True,
         text=True,
     )
-    if result.returncode != 0:
-        pytest.fail(f"mkdocs build --strict failed:\n{result.stderr[-6000:]}", pytrace=False)
-    return site
+    return f"mkdocs build --strict failed:\n{result.stderr[-6000:]}" if result.returncode else None
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """Build the site once with ``mkdocs build --strict`` (once for all
+    workers under pytest-xdist); fail on any warning."""
+    return once_for_all_workers(tmp_path_factory, "site", build_site)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
