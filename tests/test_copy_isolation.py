@@ -95,6 +95,7 @@ PROGRAMS = [
     "import os\nprint('lost', end='')\nos._exit(0)",
     "import sys\nprint(__name__, sys.argv, [k for k in dir() if not k.startswith('__')])",
     "import atexit\natexit.register(print, 'at exit')",
+    "import sys\nprint(sys.path)",  # "" first, as python -c has it: not tests/support, where fork_runner.py is
 ]
 
 
@@ -117,3 +118,17 @@ def test_a_block_that_loops_is_stopped_when_run_alone(tmp_path, monkeypatch):
     page.write_text("# t\n\n```python\nwhile True:\n    pass\n```\n")
     failures, _, _ = copy_isolation(page, "docs/page.md")
     assert failures == ["docs/page.md:3: ran longer than 2 s when run alone (QKV_BLOCK_TIMEOUT)"]
+
+
+def test_a_runner_preloads_modules_and_runs_programs_afresh_if_one_cannot_be_imported():
+    program = "import sys\nprint('wave' in sys.modules)"  # wave: a module nothing here imports
+    preloaded = AloneRunner(preload=["wave"])
+    failed = AloneRunner(preload=["wave", "no_such_module"])
+    try:
+        assert preloaded.worker is not None
+        assert preloaded.run(program).stdout == "True\n"
+        assert failed.worker is None  # no zygote: each program in a fresh python -c
+        assert failed.run(program).stdout == "False\n"
+    finally:
+        preloaded.close()
+        failed.close()

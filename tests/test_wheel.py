@@ -10,25 +10,31 @@ dependencies (``pip install``, NumPy at the version in constraints.txt); and
 that venv's Python, with no PYTHONPATH and run from ``/``, runs
 
 * every Python block of every page, alone, as ``tests/test_copy_isolation.py``
-  does (output compared exactly). A block that imports a package qkv does
-  not depend on (torch in the PyTorch tabs, transformers in a cross-check,
-  duckdb in the SQL chapter) gets that package as installed here, through a
-  PYTHONPATH holding links to it and its dependencies only (never qkv,
-  never the source tree); where it is not installed the block is not run
-  (a skip, a failure under CI=true);
+  does (output compared exactly), each in a child forked from a zygote of
+  that Python which has imported only NumPy and the wheel's qkv
+  (``docs_pipeline.AloneRunner``; a probe through each zygote checks that
+  qkv comes from the venv and nothing of the repository is on sys.path).
+  A block that imports a package qkv does not depend on (torch in the
+  PyTorch tabs, transformers in a cross-check, duckdb in the SQL chapter)
+  gets that package as installed here, through a PYTHONPATH holding links to
+  it and its dependencies only (never qkv, never the source tree), in a
+  zygote of its own that has imported the packages all such blocks import
+  (torch); where it is not installed the block is not run (a skip, a
+  failure under CI=true);
 * ``qkv-exercise list``, each starter, and the checker on a solution;
 * every doctest in the installed package.
 
 Three planted faults (a subpackage left out, the ``.sql`` files left out, an
 undeclared import) are built into wheels of their own, installed over the
-fresh venv's qkv, and must fail with their messages. About three to eight
-minutes in all on a busy 2-core machine (marked ``wheel``).
+fresh venv's qkv, and must fail with their messages. About a minute in all
+on a busy 2-core machine, half of it the blocks (marked ``wheel``).
 """
 
 from __future__ import annotations
 
 import email
 import os
+import queue
 import re
 import shutil
 import subprocess
@@ -38,13 +44,14 @@ import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 import release  # tests/support: the release dry run
-from docs_pipeline import ALONE_ENV, isolated_programs
+from docs_pipeline import AloneRunner, isolated_programs
 from docs_pipeline import normalise_output as normalise
 from lock import canonical, closure
 from needs import imported_modules
@@ -113,14 +120,26 @@ def built(tmp_path_factory) -> tuple[Path, Venv]:
 TORCH_MODELS = {"transformers", "rotary-embedding-torch"}
 
 
+@cache
+def module_owners() -> dict[str, list[str]]:
+    """:func:`importlib.metadata.packages_distributions`, read once (each call
+    reads every installed distribution's file list: a fifth of a second)."""
+    return metadata.packages_distributions()
+
+
+def third_party_modules(program: str) -> frozenset[str]:
+    """Top-level modules a block imports that are not the standard library,
+    qkv or NumPy (e.g. torch, transformers, duckdb)."""
+    modules = imported_modules(program)
+    return frozenset(m for m in modules if m not in sys.stdlib_module_names and m not in {"qkv", "numpy"})
+
+
 def third_party(program: str) -> frozenset[str]:
     """Distributions a block imports that the wheel does not bring: not the
     standard library, not qkv, not NumPy (e.g. torch, transformers, duckdb)."""
-    owners = metadata.packages_distributions()
+    owners = module_owners()
     names = set()
-    for module in imported_modules(program):
-        if module in sys.stdlib_module_names or module in {"qkv", "numpy"}:
-            continue
+    for module in third_party_modules(program):
         names.update(canonical(name) for name in owners.get(module, [module]))
     if names & TORCH_MODELS:
         names.add("torch")  # they run on torch but declare it as an extra only
@@ -170,12 +189,67 @@ def programs(text: str) -> list:
     ]
 
 
-def run_alone(program: str, python: str, pythonpath: str | None = None) -> subprocess.CompletedProcess:
-    """Run ``program`` as a reader would, with the fresh venv's ``python``."""
-    env = dict(ALONE_ENV)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
-    return subprocess.run([python, "-c", program], capture_output=True, text=True, cwd="/", env=env, timeout=180)
+#: What a block run from the wheel sees: where qkv comes from, and sys.path.
+WHERE_FROM = "import os, sys, qkv\nprint(qkv.__file__)\nprint(*map(os.path.abspath, sys.path), sep='\\n')"
+
+
+def not_from_the_wheel(runner: AloneRunner, venv: Venv) -> str | None:
+    """Why blocks run through ``runner`` would not test the wheel installed in
+    ``venv`` (qkv imported from elsewhere, the repository on sys.path), or None."""
+    probe = runner.run(WHERE_FROM, timeout=180)
+    if probe.returncode != 0:
+        return f"blocks cannot import qkv from the installed wheel:\n{probe.stderr[-1500:]}"
+    qkv_file, *path = probe.stdout.splitlines()
+    if not qkv_file.startswith(f"{venv.root}{os.sep}"):
+        return f"blocks import qkv from {qkv_file}, not from the wheel installed in {venv.root}"
+    inside = [entry for entry in path if Path(entry).resolve().is_relative_to(ROOT)]
+    if inside:
+        return f"blocks run from the wheel have the repository on sys.path: {', '.join(inside)}"
+    return None
+
+
+def run_blocks(cases: list, venv: Venv) -> tuple[list[subprocess.CompletedProcess], list[str]]:
+    """(each case's result, what :func:`not_from_the_wheel` found), two cases
+    at a time, each in a child forked from a zygote of the venv's Python
+    (``docs_pipeline.AloneRunner``): one per worker for the blocks without
+    extra packages; one per worker and PYTHONPATH for the others, which has
+    also imported the third-party modules all its blocks import (torch: a
+    second and more per block). One worker starts with the blocks with
+    extras, the other with the rest: two torch blocks at once, each with as
+    many threads as there are cores, only slow each other down."""
+    preload: dict[str | None, frozenset[str]] = {}
+    for _, program, _, pythonpath in cases:
+        modules = third_party_modules(program)
+        preload[pythonpath] = preload.get(pythonpath, modules) & modules
+    plain: queue.SimpleQueue[int] = queue.SimpleQueue()
+    extras: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for index in sorted(range(len(cases)), key=lambda i: cases[i][3] or ""):  # extras grouped by PYTHONPATH
+        (plain if cases[index][3] is None else extras).put(index)
+    results: list = [None] * len(cases)
+
+    def work(queues: tuple[queue.SimpleQueue, ...]) -> str | None:
+        runners: dict[str | None, AloneRunner] = {}
+        try:
+            for todo in queues:
+                while True:
+                    try:
+                        index = todo.get_nowait()
+                    except queue.Empty:
+                        break
+                    _, program, _, pythonpath = cases[index]
+                    if pythonpath not in runners:
+                        runners[pythonpath] = AloneRunner(venv.python, pythonpath, preload[pythonpath])
+                        if (problem := not_from_the_wheel(runners[pythonpath], venv)) is not None:
+                            return problem
+                    results[index] = runners[pythonpath].run(program, timeout=180)
+            return None
+        finally:
+            for runner in runners.values():
+                runner.close()
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        problems = [p for p in pool.map(work, [(extras, plain), (plain, extras)]) if p is not None]
+    return results, problems
 
 
 def test_every_documentation_block_runs_from_the_wheel(built, tmp_path):
@@ -192,13 +266,10 @@ def test_every_documentation_block_runs_from_the_wheel(built, tmp_path):
                 continue
             cases.append((where, program, expected, paths.get(extra)))
 
-    def run(case):
-        return run_alone(case[1], venv.python, case[3])
-
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(run, cases))
+    results, problems = run_blocks(cases, venv)
     venv.seconds[f"{len(cases)} blocks"] = time.perf_counter() - started
+    assert not problems, "\n".join(problems)
     failures = []
     for (where, _, expected, _), result in zip(cases, results):
         if result.returncode != 0:
@@ -217,6 +288,34 @@ def test_every_documentation_block_runs_from_the_wheel(built, tmp_path):
             f"{len(not_run)} blocks not run, their packages are not installed here (.ci/run installs them): "
             + "; ".join(not_run),
         )
+
+
+@pytest.mark.parametrize(
+    ("pythonpath", "message"),
+    [
+        pytest.param(
+            "src",
+            r"blocks import qkv from \S+/src/qkv/__init__\.py, not from the wheel installed in \S+/venv$",
+            id="the-source-trees-qkv",
+        ),
+        pytest.param(
+            "tests/support",
+            r"blocks run from the wheel have the repository on sys.path: \S+/tests/support$",
+            id="tests-support-on-sys-path",
+        ),
+    ],
+)
+def test_blocks_that_would_not_run_the_wheel_are_caught(built, pythonpath, message):
+    # Planted: the zygote of the venv's Python with a directory of the
+    # repository on PYTHONPATH (the source tree's qkv; tests/support).
+    _, venv = built
+    runner = AloneRunner(venv.python, pythonpath=str(ROOT / pythonpath))
+    try:
+        assert runner.worker is not None  # the zygote started: it is what is checked
+        problem = not_from_the_wheel(runner, venv)
+    finally:
+        runner.close()
+    assert problem is not None and re.match(message, problem), problem
 
 
 def test_a_block_that_imports_a_package_qkv_does_not_declare_gets_it_alone():

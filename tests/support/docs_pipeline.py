@@ -76,12 +76,14 @@ class BlockEnded(Exception):
 class PageWorker:
     """One child interpreter that runs a page's blocks in order."""
 
-    def __init__(self, script: Path = WORKER, cwd: str | None = None, env: dict | None = None) -> None:
+    def __init__(
+        self, script: Path = WORKER, cwd: str | None = None, env: dict | None = None, python: str = sys.executable
+    ) -> None:
         self.read_fd, write_fd = os.pipe()
         self.stderr = tempfile.TemporaryFile()
         env = {**os.environ, "MPLBACKEND": "Agg"} if env is None else env
         self.process = subprocess.Popen(
-            [sys.executable, str(script), str(write_fd), str(os.getpid())],
+            [python, str(script), str(write_fd), str(os.getpid())],
             cwd=cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
@@ -358,14 +360,22 @@ ALONE_ENV = {"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"
 FORK_RUNNER = Path(__file__).with_name("fork_runner.py")
 
 
-def run_alone(program: str, timeout: float | None = None) -> subprocess.CompletedProcess:
-    """Run ``program`` in a fresh ``python`` outside the repository (qkv as installed)."""
+def alone_env(pythonpath: str | None = None) -> dict[str, str]:
+    """:data:`ALONE_ENV`, with ``pythonpath`` as PYTHONPATH when given."""
+    return ALONE_ENV if pythonpath is None else {**ALONE_ENV, "PYTHONPATH": pythonpath}
+
+
+def run_alone(
+    program: str, timeout: float | None = None, python: str = sys.executable, pythonpath: str | None = None
+) -> subprocess.CompletedProcess:
+    """Run ``program`` in a fresh ``python`` outside the repository (qkv as
+    that interpreter has it installed), with ``pythonpath`` if given."""
     return subprocess.run(
-        [sys.executable, "-c", program],
+        [python, "-c", program],
         capture_output=True,
         text=True,
         cwd="/",  # not the repository: qkv must come from the installed package
-        env=ALONE_ENV,
+        env=alone_env(pythonpath),
         timeout=block_timeout() if timeout is None else timeout,
     )
 
@@ -374,18 +384,40 @@ class AloneRunner:
     """Like :func:`run_alone`, faster: each program runs in a child forked from a
     zygote that started as a reader's interpreter does and imported only numpy
     and qkv (tests/support/fork_runner.py). Falls back to :func:`run_alone` if
-    the zygote cannot start or dies."""
+    the zygote cannot start or dies.
 
-    def __init__(self) -> None:
+    Parameters
+    ----------
+    python
+        The interpreter of the zygote (and of the fallback): this environment's
+        by default, a fresh venv's to run programs from what it installed.
+    pythonpath
+        PYTHONPATH of the zygote (and of the fallback); none by default.
+    preload
+        Modules the zygote imports too, after numpy and qkv: only modules
+        that every program run through it imports itself (torch for the
+        PyTorch tabs), so that each child finds what its own imports would
+        have loaded. If one cannot be imported, programs run afresh.
+    """
+
+    def __init__(
+        self, python: str = sys.executable, pythonpath: str | None = None, preload: Iterable[str] = ()
+    ) -> None:
+        self.python = python
+        self.pythonpath = pythonpath
         self.worker: PageWorker | None = None
         try:
-            self.worker = PageWorker(script=FORK_RUNNER, cwd="/", env=ALONE_ENV)
+            self.worker = PageWorker(script=FORK_RUNNER, cwd="/", env=alone_env(pythonpath), python=python)
             self.worker.ask({"program": "", "timeout": 60}, 120)  # started and imported
+            if preload and self.worker.ask({"preload": sorted(preload)}, 300)["error"]:
+                self.close()
         except BlockEnded:
             self.close()
 
-    def run(self, program: str) -> subprocess.CompletedProcess:
-        timeout = block_timeout()
+    def run(self, program: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+        """``program``'s status and output; TimeoutExpired after ``timeout``
+        seconds (default: QKV_BLOCK_TIMEOUT)."""
+        timeout = block_timeout() if timeout is None else timeout
         if self.worker is not None:
             try:
                 answer = self.worker.ask({"program": program, "timeout": timeout}, timeout + 30)
@@ -395,9 +427,9 @@ class AloneRunner:
                 if answer["timeout"]:
                     raise subprocess.TimeoutExpired(program, timeout)
                 return subprocess.CompletedProcess(
-                    [sys.executable, "-c", program], answer["returncode"], answer["stdout"], answer["stderr"]
+                    [self.python, "-c", program], answer["returncode"], answer["stdout"], answer["stderr"]
                 )
-        return run_alone(program, timeout)
+        return run_alone(program, timeout, self.python, self.pythonpath)
 
     def close(self) -> None:
         if self.worker is not None:

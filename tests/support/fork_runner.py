@@ -2,9 +2,13 @@
 forks a child per program (see docs_pipeline.AloneRunner).
 
 Run as ``python fork_runner.py <fd>``, started like a reader's interpreter
-(working directory ``/``, no PYTHONPATH: qkv as installed). One JSON request
+(working directory ``/``, no PYTHONPATH unless a block's extra packages need
+one: qkv as that ``python`` has it installed, the source tree's or a fresh
+venv's wheel; this file's directory is not on sys.path). One JSON request
 per line on stdin, ``{"program": ..., "timeout": seconds}``; one JSON answer
 per line on ``<fd>``: ``{"returncode", "stdout", "stderr", "timeout"}``.
+A request ``{"preload": [module, ...]}`` imports those modules in the zygote
+too (answer ``{"error"}``), for programs that all import them (torch).
 
 Each child starts with an empty ``__main__`` namespace, runs the program as
 ``python -c`` would (a traceback and status 1 on an exception, ``sys.exit``
@@ -16,16 +20,25 @@ numpy and qkv, in their just-imported state.
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import sys
-import tempfile
-import time
 
-import numpy  # noqa: F401 - preloaded: the point of the zygote
+# Run as a script, this file's directory (tests/support) is sys.path[0]; in a
+# reader's ``python -c`` it is "" (the working directory, here /). Put that
+# back before anything is imported, so that neither the zygote nor a program
+# can import a module of the repository (qkv comes from where ``python`` has
+# it installed, e.g. a fresh venv's wheel).
+if sys.path and os.path.realpath(sys.path[0]) == os.path.dirname(os.path.realpath(__file__)):
+    sys.path[0] = ""
 
-import qkv  # noqa: F401
+import json  # noqa: E402 - after the sys.path fix, as every import here
+import signal  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import numpy  # noqa: E402, F401 - preloaded: the point of the zygote
+
+import qkv  # noqa: E402, F401
 
 
 def _child(program: str, out_path: str, err_path: str, timeout: float) -> None:
@@ -104,11 +117,29 @@ def run(program: str, timeout: float) -> dict:
         os.unlink(err_path)
 
 
+def preload(modules: list[str]) -> dict:
+    """Import ``modules`` in the zygote, for programs that each import them
+    themselves (torch: a second and more each time). ``{"error"}``: "" or why
+    one could not be imported."""
+    import importlib
+
+    try:
+        for name in modules:
+            importlib.import_module(name)
+    except BaseException as error:  # noqa: BLE001 - reported: the runner then starts programs afresh
+        return {"error": f"{type(error).__name__}: {error}"}
+    return {"error": ""}
+
+
 def main() -> None:
     answers = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
     for raw in sys.stdin:
         request = json.loads(raw)
-        answers.write(json.dumps(run(request["program"], request["timeout"])) + "\n")
+        if "preload" in request:
+            answer = preload(request["preload"])
+        else:
+            answer = run(request["program"], request["timeout"])
+        answers.write(json.dumps(answer) + "\n")
         answers.flush()
 
 
