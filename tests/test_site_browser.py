@@ -92,7 +92,7 @@ def test_copy_button_puts_runnable_code_on_the_clipboard(browser, site_url):
     """Click every copy button on the verification page; run what it copied."""
     context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     page = context.new_page()
-    page.goto(site_url + "verification/", wait_until="networkidle")
+    page.goto(site_url + "verification/", wait_until="load")
     blocks = page.locator(".language-python, .language-py, .language-pycon")
     count = blocks.count()
     assert count >= 5
@@ -142,7 +142,7 @@ def test_palette_follows_the_system_and_the_toggle(browser, site_url):
     assert scheme() == "slate"
     page.locator("form[data-qkv-palette] label:not([hidden])").click()
     assert scheme() == "default"
-    page.reload(wait_until="networkidle")
+    page.reload(wait_until="load")
     assert scheme() == "default"
     page.locator("form[data-qkv-palette] label:not([hidden])").click()
     assert scheme() == "slate"

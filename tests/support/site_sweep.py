@@ -103,15 +103,16 @@ def open_page(
     width: int,
     csp: bool = False,
     assets: list[str] | None = None,
-    wait_until: str = "networkidle",
+    wait_until: str = "load",
 ):
     """Load ``url``; return (page, context, problems) with problems recorded.
 
     ``csp``: record Content-Security-Policy violations in ``window.__cspViolations``
     from the first script on; ``assets``: a list that gets every response's URL;
-    ``wait_until``: Playwright's goto condition (the sweep waits for ``load``
-    and then for what qkv.js and the widgets signal, not for half a second of
-    network quiet; requests made later are still recorded)."""
+    ``wait_until``: Playwright's goto condition. ``load``, then what qkv.js
+    signals, not ``networkidle`` (half a second of network quiet on every
+    load): a test waits for what it uses, and requests made later are still
+    recorded."""
     context = browser.new_context(
         color_scheme=scheme, viewport={"width": width, "height": 900}, service_workers="block"
     )
