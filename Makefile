@@ -51,7 +51,7 @@ dist: $(STAMP)
 chapter: $(STAMP)
 	$(PY) docs/hooks/new_chapter.py "$(NAME)" "$(TITLE)"
 
-# Lighthouse budgets of the chapter pages: prints a table (not part of make test).
+# Lighthouse budgets of every page: prints a table (not part of make test).
 bench: $(STAMP)
 	$(PY) benchmarks/budgets.py
 

@@ -1,4 +1,4 @@
-"""Performance budgets of the chapter pages, measured by Lighthouse.
+"""Performance budgets of every page of the site, measured by Lighthouse.
 
 Not a test (timings vary from run to run): a benchmark that prints a table.
 Run it with ``make bench``. It builds the site, serves it on 127.0.0.1 and
@@ -11,8 +11,8 @@ GitHub Pages, where the site is published, does; bytes are transfer sizes.
 
 Each page is audited QKV_BENCH_RUNS times (default 3) and the median run is
 reported with the range of performance scores, since single runs vary by
-about ten points. QKV_BENCH_PAGES (comma-separated chapter slugs, e.g.
-``multi-head,scale``) audits only those pages. Exit status 1 when a budget is missed, so it can gate a
+about ten points. QKV_BENCH_PAGES (comma-separated page names, e.g.
+``home,multi-head,exercises/sql-softmax``) audits only those pages. Exit status 1 when a budget is missed, so it can gate a
 release by hand.
 """
 
@@ -66,14 +66,28 @@ class GzipHandler(http.server.SimpleHTTPRequestHandler):
         return io.BytesIO(body)
 
 
-def chapter_pages(site: Path) -> list[str]:
-    """Every chapter page, or those QKV_BENCH_PAGES names (an unknown slug is an error)."""
-    pages = sorted(p.parent.name for p in (site / "chapters").glob("*/index.html"))
-    wanted = [slug.strip() for slug in os.environ.get("QKV_BENCH_PAGES", "").split(",") if slug.strip()]
-    unknown = sorted(set(wanted) - set(pages))
+def page_name(page: str) -> str:
+    """How QKV_BENCH_PAGES and the table name a page: its path without the
+    slashes, "home" for the home page (chapters/scale/ -> chapters/scale)."""
+    return page.strip("/") or "home"
+
+
+def audited_pages(site: Path) -> list[str]:
+    """Every page of the built site (home, chapters, exercises, notebooks, ...),
+    or those QKV_BENCH_PAGES names, by name or last part (``scale`` is
+    chapters/scale/); a name that matches no page is an error."""
+    pages = []
+    for index in sorted(site.rglob("index.html")):
+        rel = index.parent.relative_to(site).as_posix()
+        pages.append("" if rel == "." else rel + "/")
+    pages.sort()
+    wanted = [name.strip().strip("/") for name in os.environ.get("QKV_BENCH_PAGES", "").split(",") if name.strip()]
+    names = {page: page_name(page) for page in pages}
+    chosen = [p for p in pages if not wanted or {names[p], names[p].rsplit("/", 1)[-1]} & set(wanted)]
+    unknown = sorted(w for w in wanted if not any(w in (n, n.rsplit("/", 1)[-1]) for n in names.values()))
     if unknown:
-        raise SystemExit(f"QKV_BENCH_PAGES names no chapter {unknown}; the chapters are {pages}")
-    return [f"chapters/{slug}/" for slug in (wanted or pages)]
+        raise SystemExit(f"QKV_BENCH_PAGES names no page {unknown}; the pages are {sorted(names.values())}")
+    return chosen
 
 
 def audit(url: str, out: Path) -> dict:
@@ -118,7 +132,7 @@ def main() -> int:
         base = f"http://127.0.0.1:{server.server_address[1]}/"
         time.sleep(5)  # let the build's notebook kernels exit before timing anything
         rows = []
-        for page in chapter_pages(site):
+        for page in audited_pages(site):
             runs = sorted(
                 (audit(base + page, Path(tmp) / "report.json") for _ in range(RUNS)),
                 key=lambda r: r["performance"],
@@ -139,7 +153,7 @@ def main() -> int:
         )
         failed |= not ok
         print(
-            f"{page:34} {r['performance']:5d} {r['spread']:>7} {r['accessibility']:5d} {r['best-practices']:5d} "
+            f"{page_name(page):34} {r['performance']:5d} {r['spread']:>7} {r['accessibility']:5d} {r['best-practices']:5d} "
             f"{r['bytes'] / 1024:7.1f} {r['largest_script'] / 1024:10.1f} {r['lcp_ms']:7d} {r['cls']:6.3f}  {'ok' if ok else 'MISSED'}"
         )
     print(f"\nmedian of {RUNS} Lighthouse runs per page (range = lowest-highest performance score)")

@@ -162,18 +162,18 @@ def test_the_sql_benchmark_records_its_blas_threads():
     assert sql_attention.BLAS_THREADS == "1"
 
 
-def test_budgets_audits_the_chapters_named_and_refuses_an_unknown_one(tmp_path, monkeypatch):
+def test_budgets_audits_every_page_or_those_named_and_refuses_an_unknown_one(tmp_path, monkeypatch):
     import budgets
 
-    for slug in ("order", "scale"):
-        (tmp_path / "chapters" / slug).mkdir(parents=True)
-        (tmp_path / "chapters" / slug / "index.html").write_text("<html></html>")
+    for rel in ("", "chapters/order", "chapters/scale", "exercises/input-layer"):
+        (tmp_path / rel).mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel / "index.html").write_text("<html></html>")
     monkeypatch.delenv("QKV_BENCH_PAGES", raising=False)
-    assert budgets.chapter_pages(tmp_path) == ["chapters/order/", "chapters/scale/"]
-    monkeypatch.setenv("QKV_BENCH_PAGES", "scale")
-    assert budgets.chapter_pages(tmp_path) == ["chapters/scale/"]
+    assert budgets.audited_pages(tmp_path) == ["", "chapters/order/", "chapters/scale/", "exercises/input-layer/"]
+    monkeypatch.setenv("QKV_BENCH_PAGES", "scale, home,exercises/input-layer")
+    assert budgets.audited_pages(tmp_path) == ["", "chapters/scale/", "exercises/input-layer/"]
     monkeypatch.setenv("QKV_BENCH_PAGES", "scale,sclae")
     with pytest.raises(
-        SystemExit, match=r"QKV_BENCH_PAGES names no chapter \['sclae'\]; the chapters are \['order', 'scale'\]"
+        SystemExit, match=r"QKV_BENCH_PAGES names no page \['sclae'\]; the pages are \['chapters/order', "
     ):
-        budgets.chapter_pages(tmp_path)
+        budgets.audited_pages(tmp_path)
