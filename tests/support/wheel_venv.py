@@ -4,7 +4,8 @@ interpreter that runs the documentation's blocks from it.
 ``build_and_install(directory)`` runs the release dry run
 (``release.dry_run``, the same as ``make dist``) into ``directory/dist`` and
 installs the wheel, with nothing but its declared dependencies (NumPy at the
-version in constraints.txt), into a fresh venv at ``directory/venv``. The
+version in constraints.txt), into a fresh venv at ``directory/venv`` (made
+without pip: this environment's pip installs into it). The
 session fixture ``installed_wheel`` (tests/conftest.py) does it once for all
 pytest-xdist workers; :class:`InstalledWheel` reads the result.
 
@@ -62,16 +63,18 @@ class Venv:
             args, capture_output=True, text=True, cwd=kwargs.pop("cwd", "/"), env=clean_env(), timeout=300, **kwargs
         )
 
+    def pip(self, *args: str) -> subprocess.CompletedProcess:
+        """``pip <args>`` for the venv's Python. The venv has no pip of its own
+        (installing it takes seconds): this environment's pip acts on it."""
+        return self.run(sys.executable, "-m", "pip", "--python", self.python, *args)
+
 
 def make_venv(where: Path, wheel: Path) -> Venv | str:
     """A fresh venv holding ``wheel`` and what it declares, nothing else; or
     why it could not be made."""
     venv = Venv(where)
-    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True, capture_output=True)
-    installed = venv.run(
-        venv.python, "-m", "pip", "install", "--quiet", "--no-input",
-        "-c", str(ROOT / "constraints.txt"), str(wheel),
-    )  # fmt: skip
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, capture_output=True)
+    installed = venv.pip("install", "--quiet", "--no-input", "-c", str(ROOT / "constraints.txt"), str(wheel))
     if installed.returncode != 0:
         return f"pip install {wheel.name} into a fresh venv failed:\n{(installed.stdout + installed.stderr)[-3000:]}"
     return venv
