@@ -32,8 +32,12 @@ pytest_collect_file = (docs_sybil(str(ROOT / "docs")) + src_docstrings).pytest()
 # Without xdist the marks do nothing.
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks
+@pytest.hookimpl(tryfirst=True)  # before xdist (and -m) read the marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if (group := xdist_group(item)) is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+        # What runs from the built wheel is marked so wherever it is
+        # (tests/test_copy_isolation.py, tests/test_wheel.py).
+        if "installed_wheel" in item.fixturenames:
+            item.add_marker(pytest.mark.wheel)

@@ -1,7 +1,8 @@
-"""Fixtures shared by the site tests: one strict build, two local servers
-(at the root, and under /qkv/ as published), one real browser (Debian
-chromium driven by Playwright), and one sweep that loads each page once per
-browser configuration (tests/support/site_sweep.py)."""
+"""Fixtures shared by the tests: one strict build of the site, two local
+servers (at the root, and under /qkv/ as published), one real browser (Debian
+chromium driven by Playwright), one sweep that loads each page once per
+browser configuration (tests/support/site_sweep.py), and one wheel installed
+in a fresh venv (tests/support/wheel_venv.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from needs import require
+from wheel_venv import InstalledWheel, WheelInterpreter, build_and_install
 from workers import once_for_all_workers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,3 +146,21 @@ def postgres():
     )
     with running_postgres() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def installed_wheel(tmp_path_factory) -> InstalledWheel:
+    """The release dry run's wheel, installed with nothing but its declared
+    dependencies in a fresh venv: made once for all workers under
+    pytest-xdist, so that the tests using it can run on any of them."""
+    return InstalledWheel(once_for_all_workers(tmp_path_factory, "wheel", build_and_install))
+
+
+@pytest.fixture(scope="session")
+def wheel_interpreter(installed_wheel, tmp_path_factory):
+    """Runs documentation blocks alone from the installed wheel
+    (``docs_pipeline.copy_isolation``); its package links and zygotes are
+    this worker's, shared by the pages it runs."""
+    interpreter = WheelInterpreter(installed_wheel.venv, tmp_path_factory.mktemp("wheel-overlays"))
+    yield interpreter
+    interpreter.close()

@@ -1,44 +1,63 @@
-"""Every code block runs on its own, as a reader would copy it.
+"""Every code block runs on its own, as a reader would copy it, from the wheel
+a reader installs.
 
 Sybil runs a page's blocks in one shared namespace, like notebook cells; a
 reader copies one block into a fresh interpreter. Here each Python block runs
-in a fresh ``python`` process with nothing before it, except blocks whose
-title says ``(continued)``: those run after the blocks they continue, and the
-page shows that title. What the process prints must equal the block's output.
-Blocks the page skips (``<!-- skip: next <reason> -->``) are not run; blocks
-that need a missing optional module (PyTorch) skip with needs.py's message,
-and fail under CI=true. The work is in ``docs_pipeline.copy_isolation``,
-which ``make check`` runs too.
+alone with nothing before it, except blocks whose title says ``(continued)``:
+those run after the blocks they continue, and the page shows that title.
+What the process prints must equal the block's output. Blocks the page skips
+(``<!-- skip: next <reason> -->``) are not run; blocks that need a missing
+optional module (PyTorch) skip with needs.py's message, and fail under
+CI=true. The work is in ``docs_pipeline.copy_isolation``, which ``make
+check`` runs too, from the source tree.
+
+In ``make test`` each page's blocks run from the installed wheel (the
+session fixture ``installed_wheel``: the release dry run's wheel in a fresh
+venv with only NumPy; tests/support/wheel_venv.py): the venv's Python, from
+``/``, nothing of the repository on sys.path, so one run proves both that a
+block stands alone and that it works for a reader who ran ``pip install
+qkv``. A block that imports a package qkv does not depend on (torch,
+transformers, duckdb) gets that package alone on PYTHONPATH; where it is not
+installed the block is not run (a skip, a failure under CI=true).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 import needs
-from docs_pipeline import AloneRunner, copy_isolation, isolated_programs, run_alone
+from docs_pipeline import AloneRunner, SourceTree, copy_isolation, isolated_programs, run_alone
 from docs_pipeline import normalise_output as normalise
 from page_blocks import read_page
+from wheel_venv import WheelInterpreter
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
 
 
-def check_page_alone(page: Path, where: str) -> None:
-    """Fail with every block of ``page`` that does not run alone; then skip (or,
+def check_page_alone(page: Path, where: str, interpreter: SourceTree | None = None) -> None:
+    """Fail with every block of ``page`` that does not run alone (by
+    ``interpreter``: the source tree's Python by default); then skip (or,
     under CI=true, fail) if a block needed a missing module."""
-    failures, _skipped, missing = copy_isolation(page, where)
+    failures, _skipped, missing = copy_isolation(page, where, interpreter)
     assert not failures, "\n\n".join(failures)
     needs.require(not missing, "\n".join(missing))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_each_block_runs_alone_in_a_fresh_interpreter(page):
+def test_each_block_runs_alone_in_a_fresh_interpreter(page, wheel_interpreter):
     if not isolated_programs(read_page(page.read_text(encoding="utf-8"))):
         pytest.skip("no code blocks on this page")
-    check_page_alone(page, str(page.relative_to(ROOT)))
+    check_page_alone(page, str(page.relative_to(ROOT)), wheel_interpreter)
+
+
+def test_the_pages_hold_the_blocks_run_alone():
+    # Guards the test above against passing on an empty scan of docs/.
+    blocks = sum(len(isolated_programs(read_page(page.read_text(encoding="utf-8")))) for page in PAGES)
+    assert blocks >= 100, f"only {blocks} code blocks found in docs/"
 
 
 def programs(text: str) -> list[tuple[str, str | None]]:
@@ -85,6 +104,81 @@ def test_failures_and_skips_are_named_with_file_and_line(tmp_path):
         "docs/page.md:25: skipped by the page (line 15): needs a GPU",  # continues the skipped block
     ]
     assert missing == []
+
+
+FROM_THE_WHEEL = (
+    "# t\n\n```python\nimport qkv\nprint(x)\n```\n\n"  # line 3: needs what it does not define
+    "```python\nprint(1)\n```\n\n```output\n2\n```\n\n"  # line 8: prints something else
+    "```python\nprint(3)\n```\n\n"  # line 16: prints, with no output block
+    "```python\nimport no_such_package_anywhere\n```\n\n"  # line 20: needs a package not installed
+    "```python\nimport duckdb\nprint(duckdb.sql('select 6 * 7').fetchall()[0][0])\n```\n\n```output\n42\n```\n"
+)
+
+
+def test_failures_from_the_installed_wheel_say_so(tmp_path, wheel_interpreter, monkeypatch):
+    page = tmp_path / "page.md"
+    page.write_text(FROM_THE_WHEEL)
+    failures, skipped, missing = copy_isolation(page, "docs/page.md", wheel_interpreter)
+    fix = "give it its own imports and data, or title it '(continued)':"
+    assert [f.split("\n")[0] for f in failures] == [
+        f"docs/page.md:3: fails when run alone in a fresh interpreter with the installed wheel (exit status 1); {fix}",
+        f"docs/page.md:8: prints something else when run alone in a fresh interpreter with the installed wheel; {fix}",
+        "docs/page.md:16: prints when run alone with the installed wheel but the page shows no output block",
+    ]
+    assert "NameError: name 'x' is not defined" in failures[0]
+    assert skipped == []
+    # The duckdb block ran (from its own PYTHONPATH) and printed 42; this one was not run.
+    assert missing == [
+        "docs/page.md:20: not run from the installed wheel: needs no-such-package-anywhere, not all installed "
+        "here (.ci/run installs them)"
+    ]
+    # Not run: a skip locally, a failure under CI=true (needs.py).
+    page.write_text("# t\n\n```python\nimport no_such_package_anywhere\n```\n")
+    monkeypatch.setattr(needs, "IN_CI", False)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"^docs/page\.md:3: not run from the installed wheel"):
+        check_page_alone(page, "docs/page.md", wheel_interpreter)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match=r"^required in CI: docs/page\.md:3: not run from the installed"):
+        check_page_alone(page, "docs/page.md", wheel_interpreter)
+
+
+class NotTheRightOne(SourceTree):
+    """Planted: an interpreter whose zygotes would not test what they should."""
+
+    def not_testing(self, runner: AloneRunner) -> str | None:
+        assert runner.worker is not None  # it is asked about a started zygote
+        return "blocks import qkv from /elsewhere/qkv/__init__.py, not from the wheel installed in /venv"
+
+
+def test_a_zygote_that_would_not_test_the_right_qkv_fails_the_page(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("# t\n\n```python\nprint(1)\n```\n\n```output\n1\n```\n")
+    failures, _, _ = copy_isolation(page, "docs/page.md", NotTheRightOne())
+    assert failures == [
+        "docs/page.md: blocks import qkv from /elsewhere/qkv/__init__.py, not from the wheel installed in /venv"
+    ]
+
+
+class SourceTreeOnPythonpath(WheelInterpreter):
+    """Planted: blocks from the wheel's venv, but with the source tree first on PYTHONPATH."""
+
+    def environment(self, program: str) -> tuple[str | None, frozenset[str]]:
+        return str(ROOT / "src"), frozenset()
+
+
+def test_blocks_that_would_import_the_source_trees_qkv_fail_the_page(tmp_path, wheel_interpreter):
+    page = tmp_path / "page.md"
+    page.write_text("# t\n\n```python\nimport qkv\nprint(1)\n```\n\n```output\n1\n```\n")
+    planted = SourceTreeOnPythonpath(wheel_interpreter.venv, tmp_path / "overlays")
+    try:
+        failures, _, _ = copy_isolation(page, "docs/page.md", planted)
+    finally:
+        planted.close()
+    assert len(failures) == 1 and re.fullmatch(
+        r"docs/page\.md: blocks import qkv from \S+/src/qkv/__init__\.py, not from the wheel installed in \S+/venv",
+        failures[0],
+    ), failures
 
 
 PROGRAMS = [

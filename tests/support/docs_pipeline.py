@@ -33,12 +33,16 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import queue
 import select
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from sybil import Document, Example, Region, Sybil
@@ -437,56 +441,172 @@ class AloneRunner:
             self.worker = None
 
 
-def copy_isolation(path: Path, where: str) -> tuple[list[str], list[str], list[str]]:
+class SourceTree:
+    """Where :func:`copy_isolation` runs blocks by default (``make check``):
+    this environment's Python, qkv as it has it installed (the source tree),
+    no PYTHONPATH. tests/support/wheel_venv.py's ``WheelInterpreter`` runs
+    them from the installed wheel instead.
+
+    It keeps the zygotes (:class:`AloneRunner`) it started until
+    :meth:`close`, one per thread that needs one at once, for each PYTHONPATH
+    and set of preloaded modules: kept for a session, the pages of a pytest
+    worker share them (torch is imported once, not once a page).
+    """
+
+    python: str = sys.executable
+    #: What failure messages add after "a fresh interpreter".
+    label: str = ""
+
+    def __init__(self) -> None:
+        self.idle: dict[tuple[str | None, frozenset[str]], list[AloneRunner]] = {}
+        self.lock = threading.Lock()
+
+    def unavailable(self, program: str) -> str | None:
+        """Why ``program`` cannot be run here (a package it needs is missing), or None."""
+        return None
+
+    def environment(self, program: str) -> tuple[str | None, frozenset[str]]:
+        """(PYTHONPATH, modules the program imports) of the zygote ``program``
+        runs from; a zygote preloads the modules all of its programs import."""
+        return None, frozenset()
+
+    def not_testing(self, runner: AloneRunner) -> str | None:
+        """Why programs run through ``runner`` would not test what they should, or None."""
+        return None
+
+    def take(self, pythonpath: str | None, preload: frozenset[str]) -> AloneRunner | str:
+        """An idle zygote with that PYTHONPATH and preload, or a new one that
+        :meth:`not_testing` has passed; or what it found."""
+        with self.lock:
+            idle = self.idle.get((pythonpath, preload))
+            if idle:
+                return idle.pop()
+        runner = AloneRunner(self.python, pythonpath, preload)
+        if (problem := self.not_testing(runner)) is not None:
+            runner.close()
+            return problem
+        return runner
+
+    def give_back(self, runner: AloneRunner, preload: frozenset[str]) -> None:
+        """Keep ``runner`` for the next :meth:`take` (if its zygote still runs)."""
+        if runner.worker is None:
+            return
+        with self.lock:
+            self.idle.setdefault((runner.pythonpath, preload), []).append(runner)
+
+    def close(self) -> None:
+        with self.lock:
+            for runners in self.idle.values():
+                for runner in runners:
+                    runner.close()
+            self.idle.clear()
+
+
+@dataclass
+class AloneCase:
+    """One program copy isolation runs, where its block is, and how."""
+
+    at: str
+    program: str
+    expected: str | None
+    pythonpath: str | None = None
+    modules: frozenset[str] = frozenset()
+    result: subprocess.CompletedProcess | subprocess.TimeoutExpired | None = None  # None: not run
+
+
+def run_cases(cases: list[AloneCase], interpreter: SourceTree, at_once: int = 2) -> list[str]:
+    """Run every case (its ``result``), ``at_once`` at a time; what
+    ``interpreter.not_testing`` found about a zygote, if anything.
+
+    Each thread has a zygote per PYTHONPATH, taken from the interpreter when
+    it first needs it (and given back at the end), which preloads the modules
+    every case with that PYTHONPATH imports (torch for the PyTorch tabs).
+    One thread starts with the cases that have a
+    PYTHONPATH, the next with the rest: two torch blocks at once, each with
+    as many threads as there are cores, only slow each other down.
+    """
+    preload: dict[str | None, frozenset[str]] = {}
+    for case in cases:
+        preload[case.pythonpath] = preload.get(case.pythonpath, case.modules) & case.modules
+    plain: queue.SimpleQueue[AloneCase] = queue.SimpleQueue()
+    extras: queue.SimpleQueue[AloneCase] = queue.SimpleQueue()
+    for case in sorted(cases, key=lambda c: c.pythonpath or ""):  # extras grouped by PYTHONPATH
+        (plain if case.pythonpath is None else extras).put(case)
+
+    def work(queues: tuple[queue.SimpleQueue, ...]) -> str | None:
+        runners: dict[str | None, AloneRunner] = {}
+        try:
+            for todo in queues:
+                while True:
+                    try:
+                        case = todo.get_nowait()
+                    except queue.Empty:
+                        break
+                    if case.pythonpath not in runners:
+                        runner = interpreter.take(case.pythonpath, preload[case.pythonpath])
+                        if isinstance(runner, str):
+                            return runner
+                        runners[case.pythonpath] = runner
+                    try:
+                        case.result = runners[case.pythonpath].run(case.program)
+                    except subprocess.TimeoutExpired as timeout:
+                        case.result = timeout
+            return None
+        finally:
+            for pythonpath, runner in runners.items():
+                interpreter.give_back(runner, preload[pythonpath])
+
+    orders = [(extras, plain) if turn % 2 == 0 else (plain, extras) for turn in range(max(1, at_once))]
+    with ThreadPoolExecutor(max_workers=len(orders)) as pool:
+        return list(dict.fromkeys(p for p in pool.map(work, orders) if p is not None))
+
+
+def copy_isolation(
+    path: Path, where: str, interpreter: SourceTree | None = None, at_once: int = 2
+) -> tuple[list[str], list[str], list[str]]:
     """(failures, skipped by the page, needing a missing module) for one page.
 
-    Each entry names ``where:line``. Blocks run two at a time.
+    Each entry names ``where:line`` (a problem with the interpreter itself,
+    ``where``). Blocks run ``at_once`` at a time, by ``interpreter``: the
+    source tree's Python by default (:class:`SourceTree`).
     """
-    from concurrent.futures import ThreadPoolExecutor
-
+    if interpreter is None:
+        interpreter = SourceTree()
+        try:
+            return copy_isolation(path, where, interpreter, at_once)
+        finally:
+            interpreter.close()
     page = read_page(path.read_text(encoding="utf-8"))
     cases, skipped, missing = [], [], []
     for index, program, expected in isolated_programs(page):
         at = f"{where}:{page.blocks[index].start}"
         if (skip := page.skip_of(index)) is not None:
             skipped.append(f"{at}: skipped by the page (line {skip[0]}): {skip[1]}")
-        elif (reason := needs.missing_for(program)) is not None:
+        elif (reason := needs.missing_for(program) or interpreter.unavailable(program)) is not None:
             missing.append(f"{at}: {reason}")
         else:
-            cases.append((at, program, expected))
-
-    def run_share(share: list) -> list:
-        runner = AloneRunner()
-        try:
-            results = []
-            for case in share:
-                try:
-                    results.append(runner.run(case[1]))
-                except subprocess.TimeoutExpired:
-                    results.append(None)
-            return results
-        finally:
-            runner.close()
-
-    shares = [cases[0::2], cases[1::2]]  # two at a time, each share in one runner
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        done = list(pool.map(run_share, shares))
-    results = [None] * len(cases)
-    results[0::2], results[1::2] = done[0], done[1]
-    failures = []
-    for (at, _, expected), result in zip(cases, results):
+            cases.append(AloneCase(at, program, expected, *interpreter.environment(program)))
+    problems = run_cases(cases, interpreter, at_once)
+    failures = [f"{where}: {problem}" for problem in problems]
+    fresh = f"a fresh interpreter{interpreter.label}"
+    for case in cases:
+        result = case.result
         if result is None:
-            failures.append(f"{at}: ran longer than {block_timeout():g} s when run alone (QKV_BLOCK_TIMEOUT)")
+            continue  # not run: a problem above
+        if isinstance(result, subprocess.TimeoutExpired):
+            failures.append(
+                f"{case.at}: ran longer than {block_timeout():g} s when run alone{interpreter.label} (QKV_BLOCK_TIMEOUT)"
+            )
         elif result.returncode != 0:
             failures.append(
-                f"{at}: fails when run alone in a fresh interpreter (exit status {result.returncode}); give it "
+                f"{case.at}: fails when run alone in {fresh} (exit status {result.returncode}); give it "
                 f"its own imports and data, or title it '(continued)':\n{result.stderr[-1500:]}"
             )
-        elif expected is not None and normalise_output(result.stdout) != normalise_output(expected):
+        elif case.expected is not None and normalise_output(result.stdout) != normalise_output(case.expected):
             failures.append(
-                f"{at}: prints something else when run alone in a fresh interpreter; give it its own "
+                f"{case.at}: prints something else when run alone in {fresh}; give it its own "
                 f"imports and data, or title it '(continued)':\n{result.stdout[-1500:]}"
             )
-        elif expected is None and normalise_output(result.stdout):
-            failures.append(f"{at}: prints when run alone but the page shows no output block")
+        elif case.expected is None and normalise_output(result.stdout):
+            failures.append(f"{case.at}: prints when run alone{interpreter.label} but the page shows no output block")
     return failures, skipped, missing
