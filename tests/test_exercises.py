@@ -37,6 +37,7 @@ from qkv.exercises.input_layer import pe_variant, pe_variants
 from qkv.exercises.mistakes import MISTAKES, describe
 from qkv.exercises.portable import NotPortable, portable_source
 from qkv.exercises.sandbox import child_environment
+from qkv.exercises.sql_softmax import EXERCISE as SQL_SOFTMAX
 from qkv.exercises.wire import FrameReader, Unreadable, WireError, decode_array, decode_value, encode_value
 
 FILES = Path(__file__).parent / "exercise_files"
@@ -846,10 +847,25 @@ def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch
 # --- exercise 3: the learner's SQL runs here, so it is held on a short leash ----------
 
 
+def test_an_endless_query_is_stopped_once_and_not_run_again(monkeypatch):
+    """After 2 s the query is interrupted; the other checks would wait as
+    long again for the same query, so they are reported as not run."""
+    monkeypatch.setenv("QKV_SQL_FAULT", "endless")
+    report = run("sql-softmax", FILES / "sql_softmax_faults.py")
+    assert not report.passed
+    assert len(report.results) == 1, [r.title for r in report.results]  # the query ran once
+    stopped = report.results[0]
+    assert stopped.status == "FAIL" and stopped.function == "softmax_query"
+    assert stopped.title == "softmax_query: the query was still running after 2 s (an endless recursive CTE?)"
+    assert stopped.details[0].startswith("while checking: ")
+    checks = len(SQL_SOFTMAX.checks_of("softmax_query"))
+    assert stopped.details[1] == f"its other {checks - 1} checks were not run"
+    assert not Path("/tmp/qkv-sql-softmax-attack.db").exists()
+
+
 @pytest.mark.parametrize(
     "fault, message",
     [
-        ("endless", "the query was still running after 2 s (an endless recursive CTE?)"),
         ("writes", "SQLite refused the query: not authorized"),
         ("attach", "SQLite refused the query: not authorized"),
         ("two", "SQLite refused the query: You can only execute one statement at a time."),
