@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test check bench bench-sql bench-attention lock clean chapter dist plans-sql
+.PHONY: install serve build test check bench screenshots bench-sql bench-attention lock clean chapter dist plans-sql
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -54,6 +54,12 @@ chapter: $(STAMP)
 # Lighthouse budgets of every page: prints a table (not part of make test).
 bench: $(STAMP)
 	$(PY) benchmarks/budgets.py
+
+# Full-page screenshots of every page in every palette x width, and of each
+# widget, into artifacts/ for a reviewer (not part of make test: nothing is
+# asserted on a picture). CI keeps them. Optional: PAGES="chapters/attention/ ...".
+screenshots: $(STAMP)
+	PYTHONPATH="$(CURDIR)/docs/hooks" $(PY) tests/support/screenshots.py $(PAGES)
 
 # One attention head as SQL on SQLite, PostgreSQL and DuckDB against NumPy,
 # for growing L: prints a table and writes the committed result file

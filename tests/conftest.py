@@ -6,34 +6,20 @@ in a fresh venv (tests/support/wheel_venv.py)."""
 
 from __future__ import annotations
 
-import functools
 import http.server
-import os
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from needs import require
+from site_sweep import CHROMIUM, CHROMIUM_ARGS, serve
 from wheel_venv import InstalledWheel, WheelInterpreter, build_and_install
 from workers import once_for_all_workers
 
 ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "artifacts"
-CHROMIUM = os.environ.get("QKV_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def build_site(site: Path) -> str | None:
@@ -59,30 +45,10 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-class _Server(http.server.ThreadingHTTPServer):
-    def handle_error(self, request, client_address):
-        # A page closed while its requests were in flight (tests wait for what
-        # they use, not for the network to fall quiet): not the site's error.
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-def _serve(handler_class, directory: Path, path: str):
-    """Serve ``directory`` on 127.0.0.1 (a free port) until the generator is
-    closed; yields the URL of ``path`` there."""
-    handler = functools.partial(handler_class, directory=str(directory))
-    server = _Server(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}{path}"
-    finally:
-        server.shutdown()
-
-
 @pytest.fixture(scope="session")
 def site_url(built_site):
     """Serve the built site on 127.0.0.1 (a free port) for the session."""
-    yield from _serve(_QuietHandler, built_site, "/")
+    yield from serve(_QuietHandler, built_site, "/")
 
 
 @pytest.fixture(scope="session")
@@ -91,21 +57,18 @@ def sub_path_url(built_site):
     does (a project site under /<repo>/, 404.html with 404 for anything missing)."""
     from site_sweep import SUB_PATH, SubPathHandler
 
-    yield from _serve(SubPathHandler, built_site, SUB_PATH)
+    yield from serve(SubPathHandler, built_site, SUB_PATH)
 
 
 @pytest.fixture(scope="session")
-def sweep(browser, sub_path_url, built_site, artifacts):
+def sweep(browser, sub_path_url, built_site):
     """Each page of the published site loaded once per configuration, every
     per-page check run on that load: ``sweep.findings(path, config)``."""
     import parts  # docs/hooks, on pytest's pythonpath
     from site_sweep import Sweep
 
     widget_pages = {name: page[:-3] + "/" for page, declared in parts.load().items() for name in declared.widgets}
-    shots, widget_shots = artifacts / "screenshots", artifacts / "widgets"
-    shots.mkdir(exist_ok=True)
-    widget_shots.mkdir(exist_ok=True)
-    return Sweep(browser, sub_path_url, built_site, shots, widget_shots, widget_pages)
+    return Sweep(browser, sub_path_url, built_site, widget_pages)
 
 
 @pytest.fixture(scope="session")
@@ -121,12 +84,6 @@ def browser():
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
-
-
-@pytest.fixture(scope="session")
-def artifacts() -> Path:
-    ARTIFACTS.mkdir(exist_ok=True)
-    return ARTIFACTS
 
 
 @pytest.fixture(scope="session")

@@ -40,7 +40,7 @@ def page_id(path: str) -> str:
 @pytest.mark.parametrize("config", CONFIGS)
 def test_every_page_loads_clean_offline(sweep, config, path):
     """No request leaves 127.0.0.1, nothing is logged as an error, no raw TeX,
-    MathML laid out, no sideways overflow; a full-page screenshot in artifacts/."""
+    MathML laid out, no sideways overflow."""
     found = sweep.findings(path, config)
     problems = list(found.problems)
     if found.raw_tex:
@@ -268,3 +268,33 @@ def test_a_block_that_grows_as_the_reader_reaches_it_is_reported(browser, plante
         assert problems[0].endswith(" while reading"), problems
     else:
         assert problems == [], problems
+
+
+def test_make_screenshots_writes_the_whole_page_and_each_widget(browser, sub_path_url, tmp_path):
+    """``make screenshots`` (tests/support/screenshots.py), on one widget's
+    page at phone width: a JPEG of the whole page, 375 px wide and as tall as
+    the page, and a PNG of the widget."""
+    from PIL import Image
+
+    from screenshots import shoot
+    from workers import widget_pages
+
+    name, path = next(iter(widget_pages().items()))
+    written = shoot(browser, sub_path_url, path, "light-phone", [name], out=tmp_path)
+    page_shot, widget_shot = written[0], written[-1]
+    assert [p.relative_to(tmp_path).as_posix() for p in (page_shot, widget_shot)] == [
+        f"screenshots/{path.strip('/').replace('/', '_')}-light-phone.jpg",
+        f"widgets/{name}-light-phone.png",
+    ]
+    with Image.open(page_shot) as image:
+        assert image.format == "JPEG" and image.width == 375 and image.height > 3 * 900, image.size
+    with Image.open(widget_shot) as image:
+        assert image.format == "PNG" and 100 < image.width <= 375 and image.height > 100, image.size
+
+
+def test_make_screenshots_names_an_unknown_page(capsys):
+    from screenshots import main
+
+    assert main(["chapters/no-such-page/"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("not a page of the site: 'chapters/no-such-page/'; pages: ['', 'chapters/"), err

@@ -143,7 +143,7 @@ def test_quiz_gives_feedback_for_right_and_wrong_answers(browser, site_url):
     assert not problems, problems
 
 
-# The layout shift and the screenshots come from the one load of the widget's
+# The layout shift and the overflow come from the one load of the widget's
 # page per configuration (``sweep`` in conftest.py, tests/support/site_sweep.py).
 
 
@@ -161,8 +161,8 @@ def test_widgets_do_not_shift_the_layout(sweep, name, width_name):
 
 @pytest.mark.parametrize("name", list(WIDGET_PAGES))
 @pytest.mark.parametrize("config", CONFIGS)
-def test_widget_screenshots(sweep, config, name):
-    """artifacts/widgets/<name>-<config>.png, and the widget keeps the page in its viewport."""
+def test_widget_keeps_the_page_in_its_viewport(sweep, config, name):
+    """The page with the widget drawn is no wider than the viewport."""
     width_name = config.split("-")[1]
     found = sweep.findings(WIDGET_PAGES[name], config).widgets[name]
     assert not found.missing, found.missing

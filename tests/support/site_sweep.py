@@ -19,8 +19,7 @@ so the order is part of the checks):
 2. light palette: scroll a step at a time to each widget (the layout shift until it
    is seen), then to the bottom of a chapter (the shift while reading, and
    where each block sits before and after rendering every deferred block);
-3. every deferred block rendered: raw TeX, MathML laid out, page overflow,
-   a full-page screenshot, each widget's screenshot;
+3. every deferred block rendered: raw TeX, MathML laid out, page overflow;
 4. desktop: axe-core;
 5. light desktop: every widget, quiz and SQL Run button used once, then the
    CSP violations (and problems) of the whole visit.
@@ -28,8 +27,12 @@ so the order is part of the checks):
 
 from __future__ import annotations
 
+import functools
 import http.server
+import os
 import re
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,9 +45,27 @@ DOCS = ROOT / "docs"
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\frac|\\sqrt|\\sin|\\cos|\\text|\\left|\\top")
 SCHEMES = ("light", "dark")
 WIDTHS = {"desktop": 1280, "phone": 375}
-#: Browser configurations, "<scheme>-<width name>".
-CONFIGS = [f"{scheme}-{width}" for scheme in SCHEMES for width in WIDTHS]
+#: Browser configurations the sweep loads, "<scheme>-<width name>": each
+#: palette at desktop width (axe's contrast checks depend on the palette) and
+#: each width in the light palette (overflow, reading and widget geometry
+#: depend on the width). Not dark-phone: the palettes differ only in colours
+#: (tests/test_palettes.py fails when a palette-specific rule sets anything
+#: else), so it would repeat light-phone's geometry and dark-desktop's colours.
+CONFIGS = ["light-desktop", "light-phone", "dark-desktop"]
+#: Every palette x width, for the screenshots (tests/support/screenshots.py).
+ALL_CONFIGS = [f"{scheme}-{width}" for scheme in SCHEMES for width in WIDTHS]
 SUB_PATH = "/qkv/"
+CHROMIUM = os.environ.get("QKV_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 # --- which pages ----------------------------------------------------------------
@@ -77,6 +98,43 @@ def docs_pages(docs: Path = DOCS) -> list[str]:
         else:
             pages.add(rel + "/")
     return sorted(pages)
+
+
+#: What a palette-specific rule may set: properties that change colours only,
+#: never where anything sits (so geometry checked in one palette holds in both).
+COLOUR_ONLY = re.compile(r"(.*-)?color|color-scheme|background|fill|stroke|(box|text)-shadow")
+#: A rule for one palette: Material's scheme attribute, or the system preference.
+PALETTE_SELECTOR = re.compile(r"data-md-color-(scheme|media)|prefers-color-scheme")
+
+
+def palette_rules_beyond_colour(css: str, filename: str) -> list[str]:
+    """``filename:line`` for each declaration of a palette-specific rule in
+    ``css`` that sets anything but a colour (``COLOUR_ONLY``). The sweep
+    checks geometry (overflow, reading, widgets) in the light palette only
+    (``CONFIGS``), which holds only while the palettes differ in colours."""
+    import tinycss2  # a test dependency (pyproject.toml)
+
+    problems = []
+
+    def walk(rules, palette: bool) -> None:
+        for rule in rules:
+            prelude = tinycss2.serialize(getattr(rule, "prelude", None) or [])
+            if rule.type == "at-rule" and rule.content is not None:
+                inner = tinycss2.parse_blocks_contents(rule.content, skip_comments=True, skip_whitespace=True)
+                walk(inner, palette or bool(PALETTE_SELECTOR.search(prelude)))
+            elif rule.type == "qualified-rule" and (palette or PALETTE_SELECTOR.search(prelude)):
+                declarations = tinycss2.parse_blocks_contents(rule.content, skip_comments=True, skip_whitespace=True)
+                for item in declarations:
+                    if item.type == "declaration" and not COLOUR_ONLY.fullmatch(item.lower_name):
+                        problems.append(
+                            f"{filename}:{item.source_line}: `{prelude.strip()}` sets {item.name} in one palette "
+                            "only; palettes may differ in colours alone, because the browser sweep checks "
+                            "geometry in the light palette (tests/support/site_sweep.py CONFIGS): set it for "
+                            'both palettes, or add "dark-phone" to CONFIGS'
+                        )
+
+    walk(tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True), False)
+    return problems
 
 
 def unswept_pages(built: list[str], swept: list[str]) -> list[str]:
@@ -318,6 +376,26 @@ class SubPathHandler(http.server.SimpleHTTPRequestHandler):
         return _Body(body)
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # A page closed while its requests were in flight (tests wait for what
+        # they use, not for the network to fall quiet): not the site's error.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+def serve(handler_class, directory: Path, path: str):
+    """Serve ``directory`` on 127.0.0.1 (a free port) until the generator is
+    closed; yields the URL of ``path`` there."""
+    handler = functools.partial(handler_class, directory=str(directory))
+    server = QuietServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}{path}"
+    finally:
+        server.shutdown()
+
+
 class _Body:
     def __init__(self, data: bytes) -> None:
         self.data = data
@@ -369,11 +447,8 @@ class PageFindings:
 class Sweep:
     """Each page loaded once per configuration, on first request."""
 
-    def __init__(
-        self, browser, base_url: str, built_site: Path, shots: Path, widget_shots: Path, widget_pages: dict[str, str]
-    ) -> None:
+    def __init__(self, browser, base_url: str, built_site: Path, widget_pages: dict[str, str]) -> None:
         self.browser, self.base_url, self.built_site = browser, base_url, built_site
-        self.shots, self.widget_shots = shots, widget_shots
         self.widgets_on = {}
         for name, path in widget_pages.items():
             self.widgets_on.setdefault(path, []).append(name)
@@ -452,15 +527,9 @@ class Sweep:
                 ".map(e => e.getBoundingClientRect().width)",
             )
             found.overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-            step("geometry")
-            name = (path.strip("/").replace("/", "_") or "home") + f"-{config}.jpg"
-            # JPEG: a long page's full-page PNG takes twice as long to encode.
-            page.screenshot(path=str(self.shots / name), full_page=True, type="jpeg", quality=80)
-            for name, widget in widgets.items():
-                widget.scroll_into_view_if_needed()
+            for name in widgets:
                 found.widgets[name].overflow = found.overflow
-                widget.screenshot(path=str(self.widget_shots / f"{name}-{config}.png"))
-            step("screenshots")
+            step("geometry")
             found.problems = list(problems)
             for name in widgets:
                 found.widgets[name].problems = list(problems)
