@@ -30,6 +30,13 @@ PYTHONISH_FENCE = re.compile(
 )
 COLLECTED = re.compile(r"^(?P<file>\S+?\.md)::sybil:docs,line:(?P<line>\d+),column:\d+$", re.MULTILINE)
 
+# The pytest runs below in the repository collect no test that uses these
+# plugins; loaded, they cost about a CPU-second a run (hypothesis's imports
+# hypothesis at collection, anyio's at start). The planted trees load no
+# plugin at all (PYTEST_DISABLE_PLUGIN_AUTOLOAD): sybil comes from their conftest.
+UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:anyio")
+NO_PLUGINS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
 
 def python_fences(path: Path) -> list[tuple[int, int]]:
     """(opening line, closing line) of every Python-like fence, 1-based."""
@@ -53,7 +60,7 @@ def python_fences(path: Path) -> list[tuple[int, int]]:
 def collected_lines(docs: Path, cwd: Path) -> dict[str, set[int]]:
     """Run pytest --collect-only on ``docs``; map file name -> collected lines."""
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", str(docs)],
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *UNUSED_PLUGINS, str(docs)],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -99,7 +106,7 @@ def run_tree(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env=env,
+        env={**(os.environ if env is None else env), **NO_PLUGINS},
         timeout=600,
     )
 
@@ -226,8 +233,10 @@ PLANTED = {
         "# t\n\n```python\nimport sys\nsys.exit(0)\n```\n",
         ["sysexit.md:5: the block at line 3 exited (SystemExit); a block must not exit"],
     ),
+    # It loops asleep: the pipeline's clock is its own (the answer that never
+    # comes), and a busy loop would burn a core for the whole 5 s.
     "loop.md": (
-        "# t\n\n```python\nwhile True:\n    pass\n```\n",
+        "# t\n\n```python\nimport time\n\nwhile True:\n    time.sleep(1)\n```\n",
         ["loop.md:3: this block ran longer than 5 s and was stopped (QKV_BLOCK_TIMEOUT)"],
     ),
     # After the exit and the loop (pages run in name order): still reported.
@@ -295,10 +304,17 @@ def test_a_pytest_run_without_its_summary_fails(tmp_path):
         "import os\n\ndef test_a_failure():\n    assert False\n\ndef test_zz_exit():\n    os._exit(0)\n"
     )
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
-    plain = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=tmp_path, capture_output=True, text=True)
+    env = {**os.environ, **NO_PLUGINS}
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q"], cwd=tmp_path, capture_output=True, text=True, env=env
+    )
     assert plain.returncode == 0  # the fault: pytest itself ends "green"
     guarded = subprocess.run(
-        [sys.executable, str(SUPPORT / "pytest_finished.py"), "-q"], cwd=tmp_path, capture_output=True, text=True
+        [sys.executable, str(SUPPORT / "pytest_finished.py"), "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert guarded.returncode == 1, guarded.stdout + guarded.stderr
     assert "pytest-finished: pytest exited with status 0 without printing its summary line" in guarded.stderr
@@ -308,7 +324,11 @@ def test_a_finished_run_passes_the_guard(tmp_path):
     (tmp_path / "test_ok.py").write_text("def test_ok():\n    assert True\n")
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
     guarded = subprocess.run(
-        [sys.executable, str(SUPPORT / "pytest_finished.py")], cwd=tmp_path, capture_output=True, text=True
+        [sys.executable, str(SUPPORT / "pytest_finished.py")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **NO_PLUGINS},
     )
     assert guarded.returncode == 0, guarded.stdout + guarded.stderr
     assert "1 passed" in guarded.stdout
@@ -430,7 +450,7 @@ def test_without_torch_the_real_torch_blocks_skip(tmp_path):
     args = [*ids, *real_torch_notebooks()]
     env = torch_hidden_env(tmp_path, ci=False)
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *UNUSED_PLUGINS, *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -16,11 +16,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SUPPORT = ROOT / "tests" / "support"
 
 
+#: Plugins no test run here uses: loaded, they cost each process (the
+#: controller and every worker) about a CPU-second (hypothesis's imports
+#: hypothesis at collection, anyio's at start).
+UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:anyio")
+
+
 def run_pytest(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     if cwd != ROOT:  # a planted tree needs xdist only: start faster without the other plugins
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         args = ("-p", "xdist", *args)
+    else:  # the repository: its plugins as make test loads them, but for the unused ones
+        args = (*UNUSED_PLUGINS, *args)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
         cwd=cwd,
