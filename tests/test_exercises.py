@@ -4,13 +4,21 @@ and the learner's code cannot stop, hang or fool the checker.
 The learner files live in ``tests/exercise_files/``: one reference solution
 per exercise; for each classic mistake, an implementation that makes
 exactly that mistake; and ``fault_*.py``, one planted fault per way a
-learner's file used to end the check early, hang it or fool it. The
-command line is exercised through the real ``qkv-exercise`` console script
-(installed by ``pip install -e .``).
+learner's file used to end the check early, hang it or fool it.
+
+The command line is exercised two ways. ``cli`` runs the real
+``qkv-exercise`` console script (installed by ``pip install -e .``): every
+command, every exit status (0, 1, 2) and each exercise's pass and classic
+mistake go through it. ``cli_here`` runs the same ``qkv.exercises.cli.main``
+that the script calls (``sys.exit(main())``) in this process: the same
+argument parsing, report and exit status, without starting a second Python
+(about 0.25 CPU-s a run); the learner's code still runs in its own child.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
 import itertools
 import linecache
@@ -23,6 +31,7 @@ import tempfile
 import threading
 import time
 import types
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +40,7 @@ import pytest
 import qkv
 from qkv.exercises import EXERCISES, Limits, check, get_exercise, run, starter
 from qkv.exercises.attention_head import _MASK, _backward_data, _data, reference_gradients, weight_variants
+from qkv.exercises.cli import main as cli_main
 from qkv.exercises.compare import as_array
 from qkv.exercises.core import CheckFailed, Report
 from qkv.exercises.input_layer import pe_variant, pe_variants
@@ -58,6 +68,34 @@ def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
             pytrace=False,
         )
     return subprocess.run([str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+# What a fresh Python leaves unshown; it prints every other warning on stderr.
+_HIDDEN_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+
+
+@functools.cache
+def cli_here(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``qkv-exercise ARGS`` run by ``qkv.exercises.cli.main`` in this process.
+
+    The result is what the console script would give: the exit status, its
+    standard output, and as stderr what it printed there plus every warning
+    that a fresh Python would print (a warning raised while checking is as
+    much a checker bug here as on a learner's terminal).
+    """
+    out, err = io.StringIO(), io.StringIO()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.resetwarnings()
+        warnings.simplefilter("always")
+        for category in _HIDDEN_WARNINGS:
+            warnings.filterwarnings("ignore", category=category)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = cli_main([str(a) for a in args])
+            except SystemExit as exc:  # argparse's usage errors
+                status = exc.code
+    shown = "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in caught)
+    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue() + shown)
 
 
 def namespace_of(path: Path) -> dict:
@@ -134,8 +172,8 @@ def test_starter_command_prints_the_template(name):
 @pytest.mark.parametrize("name", list(EXERCISES))
 def test_starter_template_fails_with_not_implemented(name, tmp_path):
     path = tmp_path / "mine.py"
-    path.write_text(cli("starter", name).stdout)
-    result = cli("check", name, path)
+    path.write_text(starter(name))  # what `qkv-exercise starter` prints (the test above)
+    result = cli_here("check", name, path)
     assert result.returncode == 1
     for spec in get_exercise(name).functions:
         if spec.optional:
@@ -273,7 +311,7 @@ def test_a_mistake_in_sinusoidal_pe_shows_the_expected_row():
 
 
 def test_concatenation_reports_the_shape():
-    out = cli("check", "input-layer", FILES / "input_layer_concatenate.py").stdout
+    out = cli_here("check", "input-layer", FILES / "input_layer_concatenate.py").stdout
     assert "expected build_input(ids, E) to have shape (5, 4), got shape (5, 8)" in out
 
 
@@ -291,7 +329,7 @@ def test_every_classic_mistake_of_the_brief_has_a_file():
 
 
 def test_missing_function_is_a_clear_failure():
-    result = cli("check", "input-layer", FILES / "input_layer_missing_function.py")
+    result = cli_here("check", "input-layer", FILES / "input_layer_missing_function.py")
     assert result.returncode == 1
     assert "FAIL  build_input: missing; define build_input(token_ids, E, pe=None)" in result.stdout
     assert "its 4 checks were not run" in result.stdout
@@ -299,7 +337,7 @@ def test_missing_function_is_a_clear_failure():
 
 
 def test_function_that_raises_is_reported_with_the_exception():
-    result = cli("check", "input-layer", FILES / "input_layer_raises.py")
+    result = cli_here("check", "input-layer", FILES / "input_layer_raises.py")
     assert result.returncode == 1
     assert (
         "raised IndexError: index 12 is out of bounds for axis 1 with size 4 "
@@ -309,7 +347,7 @@ def test_function_that_raises_is_reported_with_the_exception():
 
 
 def test_file_that_does_not_run_is_reported():
-    result = cli("check", "input-layer", FILES / "input_layer_syntax_error.py")
+    result = cli_here("check", "input-layer", FILES / "input_layer_syntax_error.py")
     assert result.returncode == 1
     assert "FAIL  could not run input_layer_syntax_error.py" in result.stdout
     assert "SyntaxError: expected ':' (line 3 of input_layer_syntax_error.py)" in result.stdout
@@ -338,7 +376,7 @@ def test_odd_d_model_must_raise_value_error():
 
 
 def test_stretch_is_optional_when_not_written():
-    result = cli("check", "attention-head", FILES / "attention_head_no_stretch.py")
+    result = cli_here("check", "attention-head", FILES / "attention_head_no_stretch.py")
     assert result.returncode == 0
     assert "SKIP  attention_backward: not defined (optional stretch, skipped)" in result.stdout
     assert "stretch not attempted. All done." in result.stdout
@@ -354,7 +392,7 @@ def test_stretch_stub_still_raising_not_implemented_is_skipped():
 
 
 def test_wrong_stretch_fails_the_run_once_written():
-    result = cli("check", "attention-head", FILES / "attention_head_backward_wrong.py")
+    result = cli_here("check", "attention-head", FILES / "attention_head_backward_wrong.py")
     assert result.returncode == 1
     assert "FAIL  dQ matches the chain rule (qkv.attention_backward)" in result.stdout
     assert "PASS  dK matches the chain rule (qkv.attention_backward)" in result.stdout
@@ -530,7 +568,7 @@ FAULTS = [
 def test_planted_fault_gets_its_exit_status_and_one_line(filename, options, status, line):
     if filename == "fault_memory.py" and sys.platform != "linux":
         pytest.skip("RLIMIT_AS is enforced on Linux only")
-    result = cli("check", "attention-head", FILES / filename, *options)  # a hang fails: timeout=120
+    result = cli_here("check", "attention-head", FILES / filename, *options)  # a hang fails: timeout=120
     assert result.returncode == status, result.stdout + result.stderr
     assert line in result.stdout.splitlines() or line in result.stdout, result.stdout
     assert result.stderr == ""  # no traceback: the checker itself did not crash
@@ -542,7 +580,7 @@ def test_planted_fault_gets_its_exit_status_and_one_line(filename, options, stat
 
 
 def test_after_a_function_ends_the_process_the_next_one_is_checked_in_a_fresh_one():
-    out = cli("check", "attention-head", FILES / "fault_ends_in_function.py").stdout
+    out = cli_here("check", "attention-head", FILES / "fault_ends_in_function.py").stdout
     assert "        its other 4 checks were not run" in out
     assert "PASS  weights = softmax(Q @ K.T / sqrt(d_k)) row by row; output = weights @ V" in out
     assert "        called sys.exit(0) (line 18 of fault_ends_in_function.py, in attention)" in out
@@ -559,7 +597,7 @@ def test_a_timeout_stops_the_remaining_checks():
 
 
 def test_printed_output_is_shown_up_to_the_cap():
-    out = cli("check", "attention-head", FILES / "fault_prints_a_lot.py").stdout
+    out = cli_here("check", "attention-head", FILES / "fault_prints_a_lot.py").stdout
     shown = out.split("Your code printed:\n", 1)[1].split("\nNote:", 1)[0]
     assert shown.startswith("    0000 xxx")
     assert len(shown.replace("\n    ", "\n")) <= Limits().output_bytes + 4
