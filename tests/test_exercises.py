@@ -60,6 +60,7 @@ SOLUTIONS = {
 }
 
 
+@functools.cache  # the same command gives the same run: tests that ask it twice share one
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """Run the installed console script."""
     if not SCRIPT.exists():
@@ -284,7 +285,7 @@ CASE_IDS = [case[1].removesuffix(".py") for case in MISTAKE_CASES]
 @pytest.mark.parametrize("name, filename, mistake, caught_by", MISTAKE_CASES, ids=CASE_IDS)
 def test_classic_mistake_is_rejected_and_named(name, filename, mistake, caught_by):
     report = run(name, namespace_of(FILES / filename))
-    assert not report.passed
+    assert not report.passed and report.exit_code == 1
     # Exactly this mistake is named, by exactly the expected checks ...
     assert report.mistakes == {mistake}
     naming = [r.title for r in report.results if mistake in r.mistakes]
@@ -293,15 +294,34 @@ def test_classic_mistake_is_rejected_and_named(name, filename, mistake, caught_b
         assert part in title
     # ... and every failed required check names it.
     assert all(mistake in r.mistakes for r in report.failures if not r.optional)
+    # The report says it in plain words under each of those checks (the text
+    # the console script prints: the test below), and what was expected.
+    text = report.format()
+    assert text.count(f"\n        {describe(mistake)}") == len(caught_by)
+    assert describe(mistake).startswith(f"classic mistake: {MISTAKES[mistake].name}.")
+    assert "expected" in text  # what was expected is always said
 
 
-@pytest.mark.parametrize("name, filename, mistake, caught_by", MISTAKE_CASES, ids=CASE_IDS)
+# One classic mistake per exercise through the real console script: the same
+# checks and report as above (every mistake is named there), printed, exit status 1.
+CONSOLE_MISTAKE_CASES = [case for case in MISTAKE_CASES if case[1] in {
+    "input_layer_positions_from_1.py", "attention_head_naive_softmax.py", "sql_softmax_order_by.py",
+}]  # fmt: skip
+CONSOLE_CASE_IDS = [case[1].removesuffix(".py") for case in CONSOLE_MISTAKE_CASES]
+
+
+@pytest.mark.parametrize("name, filename, mistake, caught_by", CONSOLE_MISTAKE_CASES, ids=CONSOLE_CASE_IDS)
 def test_classic_mistake_via_console_script(name, filename, mistake, caught_by):
     result = cli("check", name, FILES / filename)
     assert result.returncode == 1
     assert f"classic mistake: {MISTAKES[mistake].name}." in result.stdout
-    assert describe(mistake) in result.stdout
+    assert result.stdout.count(f"\n        {describe(mistake)}") == len(caught_by)
     assert "expected" in result.stdout  # what was expected is always said
+    assert result.stdout.rstrip().endswith("Fix the first FAIL above and run the check again.")
+
+
+def test_the_console_mistakes_are_one_per_exercise():
+    assert sorted(case[0] for case in CONSOLE_MISTAKE_CASES) == sorted(EXERCISES)
 
 
 def test_a_mistake_in_sinusoidal_pe_shows_the_expected_row():
