@@ -75,6 +75,17 @@ def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
 _HIDDEN_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
 
 
+HANG_SECONDS = 120  # as cli's timeout
+
+
+class Hung(BaseException):
+    """``cli_here``'s command ran for ``HANG_SECONDS`` (``cli`` fails the same way, by its timeout)."""
+
+
+def _hung(signum, frame):
+    raise Hung(f"qkv-exercise did not end within {HANG_SECONDS} s")
+
+
 @functools.cache
 def cli_here(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """``qkv-exercise ARGS`` run by ``qkv.exercises.cli.main`` in this process.
@@ -82,19 +93,26 @@ def cli_here(*args: str | Path) -> subprocess.CompletedProcess[str]:
     The result is what the console script would give: the exit status, its
     standard output, and as stderr what it printed there plus every warning
     that a fresh Python would print (a warning raised while checking is as
-    much a checker bug here as on a learner's terminal).
+    much a checker bug here as on a learner's terminal). A hang fails, with
+    :class:`Hung` (the checker of a file never uses ``SIGALRM`` itself).
     """
     out, err = io.StringIO(), io.StringIO()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.resetwarnings()
-        warnings.simplefilter("always")
-        for category in _HIDDEN_WARNINGS:
-            warnings.filterwarnings("ignore", category=category)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                status = cli_main([str(a) for a in args])
-            except SystemExit as exc:  # argparse's usage errors
-                status = exc.code
+    previous = signal.signal(signal.SIGALRM, _hung)
+    signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS, 10)  # again after its cleanup (2.5 s), if swallowed
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.resetwarnings()
+            warnings.simplefilter("always")
+            for category in _HIDDEN_WARNINGS:
+                warnings.filterwarnings("ignore", category=category)
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    status = cli_main([str(a) for a in args])
+                except SystemExit as exc:  # argparse's usage errors
+                    status = exc.code
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
     shown = "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in caught)
     return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue() + shown)
 
@@ -588,7 +606,7 @@ FAULTS = [
 def test_planted_fault_gets_its_exit_status_and_one_line(filename, options, status, line):
     if filename == "fault_memory.py" and sys.platform != "linux":
         pytest.skip("RLIMIT_AS is enforced on Linux only")
-    result = cli_here("check", "attention-head", FILES / filename, *options)  # a hang fails: timeout=120
+    result = cli_here("check", "attention-head", FILES / filename, *options)  # a hang fails: Hung
     assert result.returncode == status, result.stdout + result.stderr
     assert line in result.stdout.splitlines() or line in result.stdout, result.stdout
     assert result.stderr == ""  # no traceback: the checker itself did not crash
