@@ -48,6 +48,7 @@ from qkv.exercises.mistakes import MISTAKES, describe
 from qkv.exercises.portable import NotPortable, portable_source
 from qkv.exercises.sandbox import child_environment
 from qkv.exercises.sql_softmax import EXERCISE as SQL_SOFTMAX
+from qkv.exercises.sql_softmax import SQL_SECONDS
 from qkv.exercises.wire import FrameReader, Unreadable, WireError, decode_array, decode_value, encode_value
 
 FILES = Path(__file__).parent / "exercise_files"
@@ -626,9 +627,11 @@ def test_after_a_function_ends_the_process_the_next_one_is_checked_in_a_fresh_on
 
 
 def test_a_timeout_stops_the_remaining_checks():
-    loop = FILES / "fault_endless_loop_in_function.py"
     # 5 s: room for the checks before the loop on a busy machine (1.5 s was not, at load 13).
-    out = cli("check", "attention-head", loop, "--timeout", "5").stdout
+    # A loop that sleeps: stopped like the one that spins (FAULTS), without a core busy for 5 s.
+    loop = FILES / "fault_endless_wait_in_function.py"
+    out = cli_here("check", "attention-head", loop, "--timeout", "5").stdout
+    assert "FAIL  attention: still running after the 5 s time limit (an endless loop?)" in out
     assert "PASS  softmax(x) leaves x unchanged" in out  # what ran before the loop is reported
     assert "SKIP  attention_backward: not checked: the run was stopped above" in out
     assert "Result: 5 of 10 checks passed" in out
@@ -710,7 +713,9 @@ def test_notebook_path_survives_os_exit_and_sys_exit():
 
 
 def test_notebook_path_stops_an_endless_loop():
-    report = run("attention-head", namespace_of(FILES / "fault_endless_loop_in_function.py"), timeout=1)
+    # The rebuilt function runs in a child, stopped as on the file path (FAULTS: a loop that
+    # spins); this one sleeps, so that no core is busy until the limit.
+    report = run("attention-head", namespace_of(FILES / "fault_endless_wait_in_function.py"), timeout=1)
     assert "FAIL  attention: still running after the 1 s time limit (an endless loop?)" in report.format()
 
 
@@ -723,9 +728,11 @@ def test_notebook_path_stops_an_endless_loop_it_cannot_rebuild():
                 pass
 
     ns = {"softmax": lambda x, axis=-1: forever(x)}
-    report = run("attention-head", ns, timeout=1)
+    # The loop spins in this process; softmax is called first, so the limit
+    # counts only its own time (the checker's start is not charged).
+    report = run("attention-head", ns, timeout=0.3)
     text = report.format()
-    assert "FAIL  softmax: still running after the 1 s time limit (an endless loop?)" in text
+    assert "FAIL  softmax: still running after the 0.3 s time limit (an endless loop?)" in text
     assert "because softmax is a lambda" in report.notes[-1]
 
 
@@ -899,7 +906,9 @@ def _processes_mentioning(text: str) -> list[int]:
 def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch):
     """The reader presses stop while a rebuilt function loops: the checker and its child end."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the rebuilt module lands here
-    ns = namespace_of(FILES / "fault_endless_loop_in_function.py")
+    # A loop that sleeps: the group kill ends it as it ends one that spins, and no core is busy
+    # for the 2 s the checker gives the child to answer its exit request before that kill.
+    ns = namespace_of(FILES / "fault_endless_wait_in_function.py")
     main_thread = threading.get_ident()
 
     def press_stop_once_the_loop_runs():
@@ -924,15 +933,17 @@ def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch
 
 
 def test_an_endless_query_is_stopped_once_and_not_run_again(monkeypatch):
-    """After 2 s the query is interrupted; the other checks would wait as
+    """After SQL_SECONDS the query is interrupted; the other checks would wait as
     long again for the same query, so they are reported as not run."""
+    assert SQL_SECONDS == 2.0  # what a learner's query gets (CHANGELOG); 0.25 s stops the same query
+    monkeypatch.setattr("qkv.exercises.sql_softmax.SQL_SECONDS", 0.25)  # the query runs in this process
     monkeypatch.setenv("QKV_SQL_FAULT", "endless")
     report = run("sql-softmax", FILES / "sql_softmax_faults.py")
     assert not report.passed
     assert len(report.results) == 1, [r.title for r in report.results]  # the query ran once
     stopped = report.results[0]
     assert stopped.status == "FAIL" and stopped.function == "softmax_query"
-    assert stopped.title == "softmax_query: the query was still running after 2 s (an endless recursive CTE?)"
+    assert stopped.title == "softmax_query: the query was still running after 0.25 s (an endless recursive CTE?)"
     assert stopped.details[0].startswith("while checking: ")
     checks = len(SQL_SOFTMAX.checks_of("softmax_query"))
     assert stopped.details[1] == f"its other {checks - 1} checks were not run"
