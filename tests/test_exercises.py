@@ -4,13 +4,21 @@ and the learner's code cannot stop, hang or fool the checker.
 The learner files live in ``tests/exercise_files/``: one reference solution
 per exercise; for each classic mistake, an implementation that makes
 exactly that mistake; and ``fault_*.py``, one planted fault per way a
-learner's file used to end the check early, hang it or fool it. The
-command line is exercised through the real ``qkv-exercise`` console script
-(installed by ``pip install -e .``).
+learner's file used to end the check early, hang it or fool it.
+
+The command line is exercised two ways. ``cli`` runs the real
+``qkv-exercise`` console script (installed by ``pip install -e .``): every
+command, every exit status (0, 1, 2) and each exercise's pass and classic
+mistake go through it. ``cli_here`` runs the same ``qkv.exercises.cli.main``
+that the script calls (``sys.exit(main())``) in this process: the same
+argument parsing, report and exit status, without starting a second Python
+(about 0.25 CPU-s a run); the learner's code still runs in its own child.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
 import itertools
 import linecache
@@ -23,6 +31,7 @@ import tempfile
 import threading
 import time
 import types
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +40,7 @@ import pytest
 import qkv
 from qkv.exercises import EXERCISES, Limits, check, get_exercise, run, starter
 from qkv.exercises.attention_head import _MASK, _backward_data, _data, reference_gradients, weight_variants
+from qkv.exercises.cli import main as cli_main
 from qkv.exercises.compare import as_array
 from qkv.exercises.core import CheckFailed, Report
 from qkv.exercises.input_layer import pe_variant, pe_variants
@@ -38,6 +48,7 @@ from qkv.exercises.mistakes import MISTAKES, describe
 from qkv.exercises.portable import NotPortable, portable_source
 from qkv.exercises.sandbox import child_environment
 from qkv.exercises.sql_softmax import EXERCISE as SQL_SOFTMAX
+from qkv.exercises.sql_softmax import SQL_SECONDS
 from qkv.exercises.wire import FrameReader, Unreadable, WireError, decode_array, decode_value, encode_value
 
 FILES = Path(__file__).parent / "exercise_files"
@@ -50,6 +61,7 @@ SOLUTIONS = {
 }
 
 
+@functools.cache  # the same command gives the same run: tests that ask it twice share one
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """Run the installed console script."""
     if not SCRIPT.exists():
@@ -58,6 +70,52 @@ def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
             pytrace=False,
         )
     return subprocess.run([str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+# What a fresh Python leaves unshown; it prints every other warning on stderr.
+_HIDDEN_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+
+
+HANG_SECONDS = 120  # as cli's timeout
+
+
+class Hung(BaseException):
+    """``cli_here``'s command ran for ``HANG_SECONDS`` (``cli`` fails the same way, by its timeout)."""
+
+
+def _hung(signum, frame):
+    raise Hung(f"qkv-exercise did not end within {HANG_SECONDS} s")
+
+
+@functools.cache
+def cli_here(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``qkv-exercise ARGS`` run by ``qkv.exercises.cli.main`` in this process.
+
+    The result is what the console script would give: the exit status, its
+    standard output, and as stderr what it printed there plus every warning
+    that a fresh Python would print (a warning raised while checking is as
+    much a checker bug here as on a learner's terminal). A hang fails, with
+    :class:`Hung` (the checker of a file never uses ``SIGALRM`` itself).
+    """
+    out, err = io.StringIO(), io.StringIO()
+    previous = signal.signal(signal.SIGALRM, _hung)
+    signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS, 10)  # again after its cleanup (2.5 s), if swallowed
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.resetwarnings()
+            warnings.simplefilter("always")
+            for category in _HIDDEN_WARNINGS:
+                warnings.filterwarnings("ignore", category=category)
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    status = cli_main([str(a) for a in args])
+                except SystemExit as exc:  # argparse's usage errors
+                    status = exc.code
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    shown = "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in caught)
+    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue() + shown)
 
 
 def namespace_of(path: Path) -> dict:
@@ -134,8 +192,8 @@ def test_starter_command_prints_the_template(name):
 @pytest.mark.parametrize("name", list(EXERCISES))
 def test_starter_template_fails_with_not_implemented(name, tmp_path):
     path = tmp_path / "mine.py"
-    path.write_text(cli("starter", name).stdout)
-    result = cli("check", name, path)
+    path.write_text(starter(name))  # what `qkv-exercise starter` prints (the test above)
+    result = cli_here("check", name, path)
     assert result.returncode == 1
     for spec in get_exercise(name).functions:
         if spec.optional:
@@ -246,7 +304,7 @@ CASE_IDS = [case[1].removesuffix(".py") for case in MISTAKE_CASES]
 @pytest.mark.parametrize("name, filename, mistake, caught_by", MISTAKE_CASES, ids=CASE_IDS)
 def test_classic_mistake_is_rejected_and_named(name, filename, mistake, caught_by):
     report = run(name, namespace_of(FILES / filename))
-    assert not report.passed
+    assert not report.passed and report.exit_code == 1
     # Exactly this mistake is named, by exactly the expected checks ...
     assert report.mistakes == {mistake}
     naming = [r.title for r in report.results if mistake in r.mistakes]
@@ -255,15 +313,34 @@ def test_classic_mistake_is_rejected_and_named(name, filename, mistake, caught_b
         assert part in title
     # ... and every failed required check names it.
     assert all(mistake in r.mistakes for r in report.failures if not r.optional)
+    # The report says it in plain words under each of those checks (the text
+    # the console script prints: the test below), and what was expected.
+    text = report.format()
+    assert text.count(f"\n        {describe(mistake)}") == len(caught_by)
+    assert describe(mistake).startswith(f"classic mistake: {MISTAKES[mistake].name}.")
+    assert "expected" in text  # what was expected is always said
 
 
-@pytest.mark.parametrize("name, filename, mistake, caught_by", MISTAKE_CASES, ids=CASE_IDS)
+# One classic mistake per exercise through the real console script: the same
+# checks and report as above (every mistake is named there), printed, exit status 1.
+CONSOLE_MISTAKE_CASES = [case for case in MISTAKE_CASES if case[1] in {
+    "input_layer_positions_from_1.py", "attention_head_naive_softmax.py", "sql_softmax_order_by.py",
+}]  # fmt: skip
+CONSOLE_CASE_IDS = [case[1].removesuffix(".py") for case in CONSOLE_MISTAKE_CASES]
+
+
+@pytest.mark.parametrize("name, filename, mistake, caught_by", CONSOLE_MISTAKE_CASES, ids=CONSOLE_CASE_IDS)
 def test_classic_mistake_via_console_script(name, filename, mistake, caught_by):
     result = cli("check", name, FILES / filename)
     assert result.returncode == 1
     assert f"classic mistake: {MISTAKES[mistake].name}." in result.stdout
-    assert describe(mistake) in result.stdout
+    assert result.stdout.count(f"\n        {describe(mistake)}") == len(caught_by)
     assert "expected" in result.stdout  # what was expected is always said
+    assert result.stdout.rstrip().endswith("Fix the first FAIL above and run the check again.")
+
+
+def test_the_console_mistakes_are_one_per_exercise():
+    assert sorted(case[0] for case in CONSOLE_MISTAKE_CASES) == sorted(EXERCISES)
 
 
 def test_a_mistake_in_sinusoidal_pe_shows_the_expected_row():
@@ -273,7 +350,7 @@ def test_a_mistake_in_sinusoidal_pe_shows_the_expected_row():
 
 
 def test_concatenation_reports_the_shape():
-    out = cli("check", "input-layer", FILES / "input_layer_concatenate.py").stdout
+    out = cli_here("check", "input-layer", FILES / "input_layer_concatenate.py").stdout
     assert "expected build_input(ids, E) to have shape (5, 4), got shape (5, 8)" in out
 
 
@@ -291,7 +368,7 @@ def test_every_classic_mistake_of_the_brief_has_a_file():
 
 
 def test_missing_function_is_a_clear_failure():
-    result = cli("check", "input-layer", FILES / "input_layer_missing_function.py")
+    result = cli_here("check", "input-layer", FILES / "input_layer_missing_function.py")
     assert result.returncode == 1
     assert "FAIL  build_input: missing; define build_input(token_ids, E, pe=None)" in result.stdout
     assert "its 4 checks were not run" in result.stdout
@@ -299,7 +376,7 @@ def test_missing_function_is_a_clear_failure():
 
 
 def test_function_that_raises_is_reported_with_the_exception():
-    result = cli("check", "input-layer", FILES / "input_layer_raises.py")
+    result = cli_here("check", "input-layer", FILES / "input_layer_raises.py")
     assert result.returncode == 1
     assert (
         "raised IndexError: index 12 is out of bounds for axis 1 with size 4 "
@@ -309,7 +386,7 @@ def test_function_that_raises_is_reported_with_the_exception():
 
 
 def test_file_that_does_not_run_is_reported():
-    result = cli("check", "input-layer", FILES / "input_layer_syntax_error.py")
+    result = cli_here("check", "input-layer", FILES / "input_layer_syntax_error.py")
     assert result.returncode == 1
     assert "FAIL  could not run input_layer_syntax_error.py" in result.stdout
     assert "SyntaxError: expected ':' (line 3 of input_layer_syntax_error.py)" in result.stdout
@@ -338,7 +415,7 @@ def test_odd_d_model_must_raise_value_error():
 
 
 def test_stretch_is_optional_when_not_written():
-    result = cli("check", "attention-head", FILES / "attention_head_no_stretch.py")
+    result = cli_here("check", "attention-head", FILES / "attention_head_no_stretch.py")
     assert result.returncode == 0
     assert "SKIP  attention_backward: not defined (optional stretch, skipped)" in result.stdout
     assert "stretch not attempted. All done." in result.stdout
@@ -354,7 +431,7 @@ def test_stretch_stub_still_raising_not_implemented_is_skipped():
 
 
 def test_wrong_stretch_fails_the_run_once_written():
-    result = cli("check", "attention-head", FILES / "attention_head_backward_wrong.py")
+    result = cli_here("check", "attention-head", FILES / "attention_head_backward_wrong.py")
     assert result.returncode == 1
     assert "FAIL  dQ matches the chain rule (qkv.attention_backward)" in result.stdout
     assert "PASS  dK matches the chain rule (qkv.attention_backward)" in result.stdout
@@ -530,7 +607,7 @@ FAULTS = [
 def test_planted_fault_gets_its_exit_status_and_one_line(filename, options, status, line):
     if filename == "fault_memory.py" and sys.platform != "linux":
         pytest.skip("RLIMIT_AS is enforced on Linux only")
-    result = cli("check", "attention-head", FILES / filename, *options)  # a hang fails: timeout=120
+    result = cli_here("check", "attention-head", FILES / filename, *options)  # a hang fails: Hung
     assert result.returncode == status, result.stdout + result.stderr
     assert line in result.stdout.splitlines() or line in result.stdout, result.stdout
     assert result.stderr == ""  # no traceback: the checker itself did not crash
@@ -542,7 +619,7 @@ def test_planted_fault_gets_its_exit_status_and_one_line(filename, options, stat
 
 
 def test_after_a_function_ends_the_process_the_next_one_is_checked_in_a_fresh_one():
-    out = cli("check", "attention-head", FILES / "fault_ends_in_function.py").stdout
+    out = cli_here("check", "attention-head", FILES / "fault_ends_in_function.py").stdout
     assert "        its other 4 checks were not run" in out
     assert "PASS  weights = softmax(Q @ K.T / sqrt(d_k)) row by row; output = weights @ V" in out
     assert "        called sys.exit(0) (line 18 of fault_ends_in_function.py, in attention)" in out
@@ -550,16 +627,18 @@ def test_after_a_function_ends_the_process_the_next_one_is_checked_in_a_fresh_on
 
 
 def test_a_timeout_stops_the_remaining_checks():
-    loop = FILES / "fault_endless_loop_in_function.py"
     # 5 s: room for the checks before the loop on a busy machine (1.5 s was not, at load 13).
-    out = cli("check", "attention-head", loop, "--timeout", "5").stdout
+    # A loop that sleeps: stopped like the one that spins (FAULTS), without a core busy for 5 s.
+    loop = FILES / "fault_endless_wait_in_function.py"
+    out = cli_here("check", "attention-head", loop, "--timeout", "5").stdout
+    assert "FAIL  attention: still running after the 5 s time limit (an endless loop?)" in out
     assert "PASS  softmax(x) leaves x unchanged" in out  # what ran before the loop is reported
     assert "SKIP  attention_backward: not checked: the run was stopped above" in out
     assert "Result: 5 of 10 checks passed" in out
 
 
 def test_printed_output_is_shown_up_to_the_cap():
-    out = cli("check", "attention-head", FILES / "fault_prints_a_lot.py").stdout
+    out = cli_here("check", "attention-head", FILES / "fault_prints_a_lot.py").stdout
     shown = out.split("Your code printed:\n", 1)[1].split("\nNote:", 1)[0]
     assert shown.startswith("    0000 xxx")
     assert len(shown.replace("\n    ", "\n")) <= Limits().output_bytes + 4
@@ -634,7 +713,9 @@ def test_notebook_path_survives_os_exit_and_sys_exit():
 
 
 def test_notebook_path_stops_an_endless_loop():
-    report = run("attention-head", namespace_of(FILES / "fault_endless_loop_in_function.py"), timeout=1)
+    # The rebuilt function runs in a child, stopped as on the file path (FAULTS: a loop that
+    # spins); this one sleeps, so that no core is busy until the limit.
+    report = run("attention-head", namespace_of(FILES / "fault_endless_wait_in_function.py"), timeout=1)
     assert "FAIL  attention: still running after the 1 s time limit (an endless loop?)" in report.format()
 
 
@@ -647,9 +728,11 @@ def test_notebook_path_stops_an_endless_loop_it_cannot_rebuild():
                 pass
 
     ns = {"softmax": lambda x, axis=-1: forever(x)}
-    report = run("attention-head", ns, timeout=1)
+    # The loop spins in this process; softmax is called first, so the limit
+    # counts only its own time (the checker's start is not charged).
+    report = run("attention-head", ns, timeout=0.3)
     text = report.format()
-    assert "FAIL  softmax: still running after the 1 s time limit (an endless loop?)" in text
+    assert "FAIL  softmax: still running after the 0.3 s time limit (an endless loop?)" in text
     assert "because softmax is a lambda" in report.notes[-1]
 
 
@@ -823,7 +906,9 @@ def _processes_mentioning(text: str) -> list[int]:
 def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch):
     """The reader presses stop while a rebuilt function loops: the checker and its child end."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the rebuilt module lands here
-    ns = namespace_of(FILES / "fault_endless_loop_in_function.py")
+    # A loop that sleeps: the group kill ends it as it ends one that spins, and no core is busy
+    # for the 2 s the checker gives the child to answer its exit request before that kill.
+    ns = namespace_of(FILES / "fault_endless_wait_in_function.py")
     main_thread = threading.get_ident()
 
     def press_stop_once_the_loop_runs():
@@ -848,15 +933,17 @@ def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch
 
 
 def test_an_endless_query_is_stopped_once_and_not_run_again(monkeypatch):
-    """After 2 s the query is interrupted; the other checks would wait as
+    """After SQL_SECONDS the query is interrupted; the other checks would wait as
     long again for the same query, so they are reported as not run."""
+    assert SQL_SECONDS == 2.0  # what a learner's query gets (CHANGELOG); 0.25 s stops the same query
+    monkeypatch.setattr("qkv.exercises.sql_softmax.SQL_SECONDS", 0.25)  # the query runs in this process
     monkeypatch.setenv("QKV_SQL_FAULT", "endless")
     report = run("sql-softmax", FILES / "sql_softmax_faults.py")
     assert not report.passed
     assert len(report.results) == 1, [r.title for r in report.results]  # the query ran once
     stopped = report.results[0]
     assert stopped.status == "FAIL" and stopped.function == "softmax_query"
-    assert stopped.title == "softmax_query: the query was still running after 2 s (an endless recursive CTE?)"
+    assert stopped.title == "softmax_query: the query was still running after 0.25 s (an endless recursive CTE?)"
     assert stopped.details[0].startswith("while checking: ")
     checks = len(SQL_SOFTMAX.checks_of("softmax_query"))
     assert stopped.details[1] == f"its other {checks - 1} checks were not run"
