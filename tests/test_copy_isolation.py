@@ -181,6 +181,18 @@ def test_blocks_that_would_import_the_source_trees_qkv_fail_the_page(tmp_path, w
     ), failures
 
 
+#: How many threads NumPy's bundled OpenBLAS uses, asked of the library.
+BLAS_THREADS = """
+import ctypes, pathlib
+import numpy as np
+
+for lib in sorted((pathlib.Path(np.__file__).parent.parent / "numpy.libs").glob("*openblas*")):
+    library = ctypes.CDLL(str(lib))
+    for symbol in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads"):
+        if hasattr(library, symbol):
+            print(getattr(library, symbol)())
+"""
+
 PROGRAMS = [
     "import numpy as np\nprint(np.arange(3).tolist())",
     "print(x)",  # nothing from the zygote leaks into the namespace
@@ -190,6 +202,8 @@ PROGRAMS = [
     "import sys\nprint(__name__, sys.argv, [k for k in dir() if not k.startswith('__')])",
     "import atexit\natexit.register(print, 'at exit')",
     "import sys\nprint(sys.path)",  # "" first, as python -c has it: not tests/support, where fork_runner.py is
+    "import os\nprint(sorted(os.environ.items()))",  # the zygote's environment, as python -c gets it
+    BLAS_THREADS,  # NumPy's OpenBLAS was loaded in the zygote, before the fork
 ]
 
 
@@ -204,6 +218,17 @@ def test_the_fast_runner_behaves_as_python_c(program):
     slow = run_alone(program)
     assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout)
     assert fast.stderr.splitlines()[-1:] == slow.stderr.splitlines()[-1:]
+
+
+def test_blocks_run_with_one_blas_thread():
+    # ALONE_ENV: with a thread per core, matrix products spin against each
+    # other and whatever else runs; one thread costs a seventh of the CPU.
+    runner = AloneRunner()
+    try:
+        assert runner.worker is not None
+        assert runner.run(BLAS_THREADS).stdout == run_alone(BLAS_THREADS).stdout == "1\n"
+    finally:
+        runner.close()
 
 
 def test_a_block_that_loops_is_stopped_when_run_alone(tmp_path, monkeypatch):

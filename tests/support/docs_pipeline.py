@@ -360,7 +360,19 @@ def isolated_programs(page: Page) -> list[tuple[int, str, str | None]]:
 
 
 #: A reader's fresh interpreter: outside the repository, qkv as installed.
-ALONE_ENV = {"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+#: One BLAS (and OpenMP, for torch) thread per block, as the exercise sandbox
+#: and the benchmarks have it: with one per core, a block's matrix products
+#: wait on threads that spin against each other and against whatever else
+#: runs (attention.md's gradient table: 7 CPU-s instead of 0.9 on a shared
+#: 2-core machine). The page's numbers are still checked with the default
+#: thread count, by the docs run (one interpreter per page, the environment's
+#: threads): an output that depended on the thread count fails one of the two.
+ALONE_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "MPLBACKEND": "Agg",
+    "PYTHONHASHSEED": "0",
+    **dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), "1"),
+}
 FORK_RUNNER = Path(__file__).with_name("fork_runner.py")
 
 
