@@ -193,6 +193,9 @@ for lib in sorted((pathlib.Path(np.__file__).parent.parent / "numpy.libs").glob(
             print(getattr(library, symbol)())
 """
 
+#: Uses a submodule it does not import: NumPy, preloaded in a zygote, imported it.
+REACHES_A_SUBMODULE = "import importlib\nprint(importlib.util.find_spec('json').name)"
+
 PROGRAMS = [
     "import numpy as np\nprint(np.arange(3).tolist())",
     "print(x)",  # nothing from the zygote leaks into the namespace
@@ -204,6 +207,8 @@ PROGRAMS = [
     "import sys\nprint(sys.path)",  # "" first, as python -c has it: not tests/support, where fork_runner.py is
     "import os\nprint(sorted(os.environ.items()))",  # the zygote's environment, as python -c gets it
     BLAS_THREADS,  # NumPy's OpenBLAS was loaded in the zygote, before the fork
+    REACHES_A_SUBMODULE,  # loaded in the zygote (by NumPy), not imported: AttributeError
+    "import importlib.util\nprint(importlib.util.find_spec('json').name)",  # imported: runs
 ]
 
 
@@ -218,6 +223,37 @@ def test_the_fast_runner_behaves_as_python_c(program):
     slow = run_alone(program)
     assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout)
     assert fast.stderr.splitlines()[-1:] == slow.stderr.splitlines()[-1:]
+
+
+def test_a_block_that_uses_a_submodule_it_does_not_import_is_caught(tmp_path):
+    # Planted: importlib.util is an attribute of importlib in the zygote
+    # (NumPy imported it), not in python -c; the block must fail as there.
+    page = tmp_path / "page.md"
+    page.write_text(f"# t\n\n```python\n{REACHES_A_SUBMODULE}\n```\n\n```output\njson\n```\n")
+    failures, _, _ = copy_isolation(page, "docs/page.md")
+    assert [f.split("\n")[0] for f in failures] == [
+        "docs/page.md:3: fails when run alone in a fresh interpreter (exit status 1); give it its own "
+        "imports and data, or title it '(continued)':"
+    ]
+    assert "AttributeError: module 'importlib' has no attribute 'util'" in failures[0]
+
+
+def test_only_a_block_that_reaches_an_unimported_submodule_runs_afresh():
+    runner = AloneRunner()
+    try:
+        assert runner.worker is not None
+        runner.run(REACHES_A_SUBMODULE)
+        for program in (
+            "import importlib.util\nprint(importlib.util.find_spec('json').name)",  # imported
+            "from importlib import util\nprint(util.find_spec('json').name)",
+            "import os\nprint(os.path.sep)",  # bound by os itself
+            "import numpy as np\nprint(np.random.default_rng(0).integers(9))",  # numpy.__getattr__ imports it
+            "import qkv\nprint(qkv.toy.VOCAB[0])",
+        ):
+            assert runner.run(program).returncode == 0
+    finally:
+        runner.close()
+    assert runner.afresh == ["importlib.util"]  # the others ran in the zygote
 
 
 def test_blocks_run_with_one_blas_thread():

@@ -400,7 +400,9 @@ class AloneRunner:
     """Like :func:`run_alone`, faster: each program runs in a child forked from a
     zygote that started as a reader's interpreter does and imported only numpy
     and qkv (tests/support/fork_runner.py). Falls back to :func:`run_alone` if
-    the zygote cannot start or dies.
+    the zygote cannot start or dies, and for a program that reaches a submodule
+    the zygote has loaded but ``python -c`` may not have (``importlib.util``
+    after ``import importlib``; named in :attr:`afresh`).
 
     Parameters
     ----------
@@ -422,6 +424,8 @@ class AloneRunner:
         self.python = python
         self.pythonpath = pythonpath
         self.worker: PageWorker | None = None
+        #: The submodules for which programs ran in a fresh ``python -c`` instead.
+        self.afresh: list[str] = []
         try:
             self.worker = PageWorker(script=FORK_RUNNER, cwd="/", env=alone_env(pythonpath), python=python)
             self.worker.ask({"program": "", "timeout": 60}, 120)  # started and imported
@@ -440,6 +444,9 @@ class AloneRunner:
             except BlockEnded:
                 self.close()
             else:
+                if "unvouched" in answer:
+                    self.afresh.append(answer["unvouched"])
+                    return run_alone(program, timeout, self.python, self.pythonpath)
                 if answer["timeout"]:
                     raise subprocess.TimeoutExpired(program, timeout)
                 return subprocess.CompletedProcess(
