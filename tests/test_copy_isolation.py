@@ -267,6 +267,44 @@ def test_blocks_run_with_one_blas_thread():
         runner.close()
 
 
+#: What importing wheel_venv.WARM's torch._dynamo (and sympy) ahead could
+#: change for a PyTorch block that loads neither itself. Not compared: the
+#: filter sympy adds for its own SymPyDeprecationWarning (no block that has
+#: not loaded sympy can raise one), and torch.initial_seed(), random in each
+#: interpreter (the zygote's children share one, as with torch alone).
+WARM_STATE = """
+import logging, sys, warnings
+import numpy as np
+import torch
+
+filters = [(f[0], f[2].__module__, f[2].__name__) for f in warnings.filters if f[2].__module__.split(".")[0] != "sympy"]
+print(sys.getrecursionlimit(), filters, logging.root.handlers, logging.root.level, np.get_printoptions())
+print(torch.get_num_threads(), torch.get_default_dtype(), torch.is_grad_enabled(), torch.are_deterministic_algorithms_enabled())
+print(torch.ones(3).softmax(0).tolist(), sorted(k for k in dir() if not k.startswith("__")))
+"""
+
+
+def test_the_warm_torch_zygote_behaves_as_python_c(wheel_interpreter):
+    missing = needs.missing_for(WARM_STATE) or wheel_interpreter.unavailable(WARM_STATE)
+    needs.require(missing is None, f"the warm torch zygote: {missing}")
+    pythonpath, preload = wheel_interpreter.environment(WARM_STATE)
+    assert "torch._dynamo" in preload
+    runner = wheel_interpreter.take(pythonpath, preload)  # the pages' zygote, if this worker has one
+    assert not isinstance(runner, str), runner
+    try:
+        assert runner.worker is not None
+        fast = runner.run(WARM_STATE)
+        # torch._dynamo imported ctypes.util in the zygote; python -c has no ctypes.util.
+        slip = runner.run("import ctypes\nprint(ctypes.util.find_library('c'))")
+    finally:
+        wheel_interpreter.give_back(runner, preload)
+    slow = run_alone(WARM_STATE, python=wheel_interpreter.python, pythonpath=pythonpath)
+    assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout), fast.stderr + slow.stderr
+    assert fast.returncode == 0, fast.stderr
+    assert runner.afresh[-1:] == ["ctypes.util"]
+    assert "AttributeError: module 'ctypes' has no attribute 'util'" in slip.stderr
+
+
 def test_a_block_that_loops_is_stopped_when_run_alone(tmp_path, monkeypatch):
     monkeypatch.setenv("QKV_BLOCK_TIMEOUT", "2")
     page = tmp_path / "page.md"

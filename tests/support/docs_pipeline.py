@@ -412,10 +412,12 @@ class AloneRunner:
     pythonpath
         PYTHONPATH of the zygote (and of the fallback); none by default.
     preload
-        Modules the zygote imports too, after numpy and qkv: only modules
-        that every program run through it imports itself (torch for the
-        PyTorch tabs), so that each child finds what its own imports would
-        have loaded. If one cannot be imported, programs run afresh.
+        Modules the zygote imports too, after numpy and qkv: modules that
+        the programs run through it import themselves (torch for the PyTorch
+        tabs), or that the packages they import load at first use
+        (``wheel_venv.WARM``: torch._dynamo), so that each child finds what
+        its own imports would load. If one cannot be imported, programs run
+        afresh.
     """
 
     def __init__(
@@ -469,7 +471,8 @@ class SourceTree:
     It keeps the zygotes (:class:`AloneRunner`) it started until
     :meth:`close`, one per thread that needs one at once, for each PYTHONPATH
     and set of preloaded modules: kept for a session, the pages of a pytest
-    worker share them (torch is imported once, not once a page).
+    worker share them (torch and what it loads lazily are imported once, not
+    once a page or a block).
     """
 
     python: str = sys.executable
