@@ -181,6 +181,21 @@ def test_blocks_that_would_import_the_source_trees_qkv_fail_the_page(tmp_path, w
     ), failures
 
 
+#: How many threads NumPy's bundled OpenBLAS uses, asked of the library.
+BLAS_THREADS = """
+import ctypes, pathlib
+import numpy as np
+
+for lib in sorted((pathlib.Path(np.__file__).parent.parent / "numpy.libs").glob("*openblas*")):
+    library = ctypes.CDLL(str(lib))
+    for symbol in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads"):
+        if hasattr(library, symbol):
+            print(getattr(library, symbol)())
+"""
+
+#: Uses a submodule it does not import: NumPy, preloaded in a zygote, imported it.
+REACHES_A_SUBMODULE = "import importlib\nprint(importlib.util.find_spec('json').name)"
+
 PROGRAMS = [
     "import numpy as np\nprint(np.arange(3).tolist())",
     "print(x)",  # nothing from the zygote leaks into the namespace
@@ -190,6 +205,10 @@ PROGRAMS = [
     "import sys\nprint(__name__, sys.argv, [k for k in dir() if not k.startswith('__')])",
     "import atexit\natexit.register(print, 'at exit')",
     "import sys\nprint(sys.path)",  # "" first, as python -c has it: not tests/support, where fork_runner.py is
+    "import os\nprint(sorted(os.environ.items()))",  # the zygote's environment, as python -c gets it
+    BLAS_THREADS,  # NumPy's OpenBLAS was loaded in the zygote, before the fork
+    REACHES_A_SUBMODULE,  # loaded in the zygote (by NumPy), not imported: AttributeError
+    "import importlib.util\nprint(importlib.util.find_spec('json').name)",  # imported: runs
 ]
 
 
@@ -204,6 +223,86 @@ def test_the_fast_runner_behaves_as_python_c(program):
     slow = run_alone(program)
     assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout)
     assert fast.stderr.splitlines()[-1:] == slow.stderr.splitlines()[-1:]
+
+
+def test_a_block_that_uses_a_submodule_it_does_not_import_is_caught(tmp_path):
+    # Planted: importlib.util is an attribute of importlib in the zygote
+    # (NumPy imported it), not in python -c; the block must fail as there.
+    page = tmp_path / "page.md"
+    page.write_text(f"# t\n\n```python\n{REACHES_A_SUBMODULE}\n```\n\n```output\njson\n```\n")
+    failures, _, _ = copy_isolation(page, "docs/page.md")
+    assert [f.split("\n")[0] for f in failures] == [
+        "docs/page.md:3: fails when run alone in a fresh interpreter (exit status 1); give it its own "
+        "imports and data, or title it '(continued)':"
+    ]
+    assert "AttributeError: module 'importlib' has no attribute 'util'" in failures[0]
+
+
+def test_only_a_block_that_reaches_an_unimported_submodule_runs_afresh():
+    runner = AloneRunner()
+    try:
+        assert runner.worker is not None
+        runner.run(REACHES_A_SUBMODULE)
+        for program in (
+            "import importlib.util\nprint(importlib.util.find_spec('json').name)",  # imported
+            "from importlib import util\nprint(util.find_spec('json').name)",
+            "import os\nprint(os.path.sep)",  # bound by os itself
+            "import numpy as np\nprint(np.random.default_rng(0).integers(9))",  # numpy.__getattr__ imports it
+            "import qkv\nprint(qkv.toy.VOCAB[0])",
+        ):
+            assert runner.run(program).returncode == 0
+    finally:
+        runner.close()
+    assert runner.afresh == ["importlib.util"]  # the others ran in the zygote
+
+
+def test_blocks_run_with_one_blas_thread():
+    # ALONE_ENV: with a thread per core, matrix products spin against each
+    # other and whatever else runs; one thread costs a seventh of the CPU.
+    runner = AloneRunner()
+    try:
+        assert runner.worker is not None
+        assert runner.run(BLAS_THREADS).stdout == run_alone(BLAS_THREADS).stdout == "1\n"
+    finally:
+        runner.close()
+
+
+#: What importing wheel_venv.WARM's torch._dynamo (and sympy) ahead could
+#: change for a PyTorch block that loads neither itself. Not compared: the
+#: filter sympy adds for its own SymPyDeprecationWarning (no block that has
+#: not loaded sympy can raise one), and torch.initial_seed(), random in each
+#: interpreter (the zygote's children share one, as with torch alone).
+WARM_STATE = """
+import logging, sys, warnings
+import numpy as np
+import torch
+
+filters = [(f[0], f[2].__module__, f[2].__name__) for f in warnings.filters if f[2].__module__.split(".")[0] != "sympy"]
+print(sys.getrecursionlimit(), filters, logging.root.handlers, logging.root.level, np.get_printoptions())
+print(torch.get_num_threads(), torch.get_default_dtype(), torch.is_grad_enabled(), torch.are_deterministic_algorithms_enabled())
+print(torch.ones(3).softmax(0).tolist(), sorted(k for k in dir() if not k.startswith("__")))
+"""
+
+
+def test_the_warm_torch_zygote_behaves_as_python_c(wheel_interpreter):
+    missing = needs.missing_for(WARM_STATE) or wheel_interpreter.unavailable(WARM_STATE)
+    needs.require(missing is None, f"the warm torch zygote: {missing}")
+    pythonpath, preload = wheel_interpreter.environment(WARM_STATE)
+    assert "torch._dynamo" in preload
+    runner = wheel_interpreter.take(pythonpath, preload)  # the pages' zygote, if this worker has one
+    assert not isinstance(runner, str), runner
+    try:
+        assert runner.worker is not None
+        fast = runner.run(WARM_STATE)
+        # torch._dynamo imported ctypes.util in the zygote; python -c has no ctypes.util.
+        slip = runner.run("import ctypes\nprint(ctypes.util.find_library('c'))")
+    finally:
+        wheel_interpreter.give_back(runner, preload)
+    slow = run_alone(WARM_STATE, python=wheel_interpreter.python, pythonpath=pythonpath)
+    assert (fast.returncode, fast.stdout) == (slow.returncode, slow.stdout), fast.stderr + slow.stderr
+    assert fast.returncode == 0, fast.stderr
+    assert runner.afresh[-1:] == ["ctypes.util"]
+    assert "AttributeError: module 'ctypes' has no attribute 'util'" in slip.stderr
 
 
 def test_a_block_that_loops_is_stopped_when_run_alone(tmp_path, monkeypatch):

@@ -360,7 +360,19 @@ def isolated_programs(page: Page) -> list[tuple[int, str, str | None]]:
 
 
 #: A reader's fresh interpreter: outside the repository, qkv as installed.
-ALONE_ENV = {"PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+#: One BLAS (and OpenMP, for torch) thread per block, as the exercise sandbox
+#: and the benchmarks have it: with one per core, a block's matrix products
+#: wait on threads that spin against each other and against whatever else
+#: runs (attention.md's gradient table: 7 CPU-s instead of 0.9 on a shared
+#: 2-core machine). The page's numbers are still checked with the default
+#: thread count, by the docs run (one interpreter per page, the environment's
+#: threads): an output that depended on the thread count fails one of the two.
+ALONE_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "MPLBACKEND": "Agg",
+    "PYTHONHASHSEED": "0",
+    **dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"), "1"),
+}
 FORK_RUNNER = Path(__file__).with_name("fork_runner.py")
 
 
@@ -388,7 +400,9 @@ class AloneRunner:
     """Like :func:`run_alone`, faster: each program runs in a child forked from a
     zygote that started as a reader's interpreter does and imported only numpy
     and qkv (tests/support/fork_runner.py). Falls back to :func:`run_alone` if
-    the zygote cannot start or dies.
+    the zygote cannot start or dies, and for a program that reaches a submodule
+    the zygote has loaded but ``python -c`` may not have (``importlib.util``
+    after ``import importlib``; named in :attr:`afresh`).
 
     Parameters
     ----------
@@ -398,10 +412,12 @@ class AloneRunner:
     pythonpath
         PYTHONPATH of the zygote (and of the fallback); none by default.
     preload
-        Modules the zygote imports too, after numpy and qkv: only modules
-        that every program run through it imports itself (torch for the
-        PyTorch tabs), so that each child finds what its own imports would
-        have loaded. If one cannot be imported, programs run afresh.
+        Modules the zygote imports too, after numpy and qkv: modules that
+        the programs run through it import themselves (torch for the PyTorch
+        tabs), or that the packages they import load at first use
+        (``wheel_venv.WARM``: torch._dynamo), so that each child finds what
+        its own imports would load. If one cannot be imported, programs run
+        afresh.
     """
 
     def __init__(
@@ -410,6 +426,8 @@ class AloneRunner:
         self.python = python
         self.pythonpath = pythonpath
         self.worker: PageWorker | None = None
+        #: The submodules for which programs ran in a fresh ``python -c`` instead.
+        self.afresh: list[str] = []
         try:
             self.worker = PageWorker(script=FORK_RUNNER, cwd="/", env=alone_env(pythonpath), python=python)
             self.worker.ask({"program": "", "timeout": 60}, 120)  # started and imported
@@ -428,6 +446,9 @@ class AloneRunner:
             except BlockEnded:
                 self.close()
             else:
+                if "unvouched" in answer:
+                    self.afresh.append(answer["unvouched"])
+                    return run_alone(program, timeout, self.python, self.pythonpath)
                 if answer["timeout"]:
                     raise subprocess.TimeoutExpired(program, timeout)
                 return subprocess.CompletedProcess(
@@ -450,7 +471,8 @@ class SourceTree:
     It keeps the zygotes (:class:`AloneRunner`) it started until
     :meth:`close`, one per thread that needs one at once, for each PYTHONPATH
     and set of preloaded modules: kept for a session, the pages of a pytest
-    worker share them (torch is imported once, not once a page).
+    worker share them (torch and what it loads lazily are imported once, not
+    once a page or a block).
     """
 
     python: str = sys.executable

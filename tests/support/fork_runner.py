@@ -16,6 +16,19 @@ codes honoured, ``atexit`` handlers run) and its stdout and stderr are
 captured at the file-descriptor level. What it shares with the zygote is
 what a reader's fresh interpreter would load anyway: the imported modules
 numpy and qkv, in their just-imported state.
+
+One thing a loaded module changes that a program can see without importing
+it: a submodule is an attribute of its package once anything imported it.
+``import importlib`` then ``importlib.util.find_spec(...)`` works here (NumPy
+imported ``importlib.util``) and fails in ``python -c``. So the zygote notes,
+as each module finishes importing, which modules are its attributes then
+(what its own import binds), and a program that reaches a submodule as an
+attribute (``name.sub`` where ``name`` is bound by one of its imports) that
+neither it imports nor its package's own import binds is not run here: the
+answer is ``{"unvouched": "importlib.util"}`` and the runner runs it in a
+fresh ``python -c`` instead. Packages that resolve submodules on attribute
+access (a module ``__getattr__``: NumPy, torch, transformers) are trusted to
+do so in ``python -c`` too.
 """
 
 from __future__ import annotations
@@ -31,7 +44,28 @@ import sys
 if sys.path and os.path.realpath(sys.path[0]) == os.path.dirname(os.path.realpath(__file__)):
     sys.path[0] = ""
 
-import json  # noqa: E402 - after the sys.path fix, as every import here
+
+def _module_attributes(module: object) -> frozenset[str]:
+    return frozenset(k for k, v in getattr(module, "__dict__", {}).items() if isinstance(v, type(sys)))
+
+
+#: Module name -> names of its attributes that are modules when its own
+#: import finished (at start-up: what a fresh interpreter has).
+OWN: dict[str, frozenset[str]] = {name: _module_attributes(m) for name, m in list(sys.modules.items())}
+_bootstrap = sys.modules["_frozen_importlib"]  # importlib._bootstrap, which every import goes through
+_load_unlocked = _bootstrap._load_unlocked
+
+
+def _noting_load(spec):  # replaces importlib._bootstrap._load_unlocked in the zygote, not in its children
+    module = _load_unlocked(spec)
+    OWN[spec.name] = _module_attributes(module)
+    return module
+
+
+_bootstrap._load_unlocked = _noting_load
+
+import ast  # noqa: E402 - after the sys.path fix and OWN, as every import here
+import json  # noqa: E402
 import signal  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -41,7 +75,53 @@ import numpy  # noqa: E402, F401 - preloaded: the point of the zygote
 import qkv  # noqa: E402, F401
 
 
+def unvouched(program: str) -> str | None:
+    """The first submodule ``program`` reaches as an attribute of a name its
+    imports bind (``importlib.util`` after ``import importlib``) that is loaded
+    here but may not be in ``python -c``: neither imported by the program
+    nor bound by its package's own import; None if there is none."""
+    try:
+        tree = ast.parse(program)
+    except SyntaxError:
+        return None  # python -c reports it the same way
+    imported: set[str] = set()
+    names: dict[str, str] = {}  # name bound by an import -> the module it may be
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                imported.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+                names[alias.asname or parts[0]] = alias.name if alias.asname else parts[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            parts = node.module.split(".")
+            imported.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+            for alias in node.names:
+                imported.add(f"{node.module}.{alias.name}")
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        chain = []
+        while isinstance(node, ast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in names:
+            continue
+        parent = names[node.id]
+        for attribute in reversed(chain):
+            module = sys.modules.get(parent)
+            name = f"{parent}.{attribute}"
+            if module is None or name not in sys.modules:
+                break
+            lazy = "__getattr__" in getattr(module, "__dict__", {}) or hasattr(type(module), "__getattr__")
+            if name not in imported and attribute not in OWN.get(parent, ()) and not lazy:
+                return name
+            parent = name
+    return None
+
+
 def _child(program: str, out_path: str, err_path: str, timeout: float) -> None:
+    _bootstrap._load_unlocked = _load_unlocked  # imports as python -c runs them
     import atexit
     import traceback
     import types
@@ -82,6 +162,8 @@ def _child(program: str, out_path: str, err_path: str, timeout: float) -> None:
 
 
 def run(program: str, timeout: float) -> dict:
+    if (name := unvouched(program)) is not None:
+        return {"unvouched": name}
     out_fd, out_path = tempfile.mkstemp()
     err_fd, err_path = tempfile.mkstemp()
     os.close(out_fd)

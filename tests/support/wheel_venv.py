@@ -17,10 +17,11 @@ qkv does not depend on (torch in the PyTorch tabs, transformers in a
 cross-check, duckdb in the SQL chapter) gets that package as installed here,
 through a PYTHONPATH holding links to it and its dependencies only (never
 qkv, never the source tree), in a zygote of its own that has imported the
-packages all such blocks of the page import (torch); where one is not
-installed the block is not run (a skip, a failure under CI=true). Every
-zygote is probed first (:func:`not_from_the_wheel`): qkv must come from the
-venv, and no directory of the repository may be on sys.path.
+packages all such blocks of the page import (torch) and what those load at
+first use (:data:`WARM`); where one is not installed the block is not run (a
+skip, a failure under CI=true). Every zygote is probed first
+(:func:`not_from_the_wheel`): qkv must come from the venv, and no directory
+of the repository may be on sys.path.
 """
 
 from __future__ import annotations
@@ -101,6 +102,21 @@ class InstalledWheel:
 
 #: Reference implementations whose metadata leaves torch out (an extra).
 TORCH_MODELS = {"transformers", "rotary-embedding-torch"}
+
+
+#: Modules a package loads at first use, which each block using it would
+#: otherwise import again in its own child: torch.manual_seed, an optimiser's
+#: step and autograd load torch._dynamo or sympy (2 CPU-s in embeddings.md's
+#: optimiser blocks, half a second in a backward pass); a transformers model
+#: loads transformers.modeling_utils and torch (3 CPU-s). The zygote of a
+#: block that imports the package imports them once, for every page of the
+#: session. A block that never loads them still finds them loaded, as it
+#: finds numpy and qkv; one that reaches a submodule only they imported
+#: (ctypes.util) runs in python -c (fork_runner.unvouched).
+WARM = {
+    "torch": ("torch", "torch._dynamo"),
+    "transformers": ("torch", "torch._dynamo", "transformers", "transformers.modeling_utils"),
+}
 
 
 @cache
@@ -199,7 +215,10 @@ class WheelInterpreter(SourceTree):
 
     def environment(self, program: str) -> tuple[str | None, frozenset[str]]:
         extra = third_party(program)
-        return (self._overlay(extra), third_party_modules(program)) if extra else (None, frozenset())
+        if not extra:
+            return None, frozenset()
+        warm = {module for name in extra for module in WARM.get(name, ())}
+        return self._overlay(extra), third_party_modules(program) | warm
 
     def not_testing(self, runner: AloneRunner) -> str | None:
         return not_from_the_wheel(runner, self.venv)
