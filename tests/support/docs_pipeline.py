@@ -364,9 +364,10 @@ def isolated_programs(page: Page) -> list[tuple[int, str, str | None]]:
 #: and the benchmarks have it: with one per core, a block's matrix products
 #: wait on threads that spin against each other and against whatever else
 #: runs (attention.md's gradient table: 7 CPU-s instead of 0.9 on a shared
-#: 2-core machine). The page's numbers are still checked with the default
-#: thread count, by the docs run (one interpreter per page, the environment's
-#: threads): an output that depended on the thread count fails one of the two.
+#: 2-core machine). The docs run (one interpreter per page) has the
+#: environment's threads: the machine's default with ``make test JOBS=0`` or
+#: ``make check``, where an output that depended on the thread count fails
+#: one of the two; one per worker in ``make test`` (the Makefile says why).
 ALONE_ENV = {
     "PATH": "/usr/bin:/bin",
     "MPLBACKEND": "Agg",
