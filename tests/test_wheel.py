@@ -166,12 +166,8 @@ def project_copy(where: Path) -> Path:
 
 
 def build_wheel(project: Path, outdir: Path) -> Path:
-    """A planted wheel, built by this environment's setuptools (``--no-isolation``;
-    build checks it meets pyproject.toml's build requirement): the same files as an
-    isolated build, without installing setuptools into a fresh environment for
-    each wheel (2 CPU-s). The release dry run (``installed_wheel``) builds isolated."""
     result = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(outdir), str(project)],
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(outdir), str(project)],
         capture_output=True,
         text=True,
     )
