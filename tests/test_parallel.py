@@ -18,8 +18,8 @@ SUPPORT = ROOT / "tests" / "support"
 
 #: Plugins no test run here uses: loaded, they cost each process (the
 #: controller and every worker) about a CPU-second (hypothesis's imports
-#: hypothesis at collection, anyio's at start).
-UNUSED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:anyio")
+#: hypothesis at collection; anyio's is off in pyproject.toml's addopts).
+UNUSED_PLUGINS = ("-p", "no:hypothesispytest")
 
 
 def run_pytest(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
