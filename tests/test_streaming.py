@@ -197,6 +197,7 @@ def test_the_overflow_check_is_skipped_only_where_no_score_can_overflow():
         (1e150, 1e-160, 1e160, np.float64),
     ],
 )
+@pytest.mark.filterwarnings("error")  # the ValueError alone, no RuntimeWarning on the way
 def test_a_scale_that_overflows_the_queries_is_named_as_the_scores(q_value, k_value, scale, dtype):
     # A referee found these reported as an overflowing *value* once the block scan was skipped.
     q = np.array([[q_value]], dtype=dtype)

@@ -138,13 +138,18 @@ def _stream(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_size: int, causal
     # The per-block overflow check is a full pass over every block: skipped
     # where no score can overflow.
     check_blocks = not _scores_cannot_overflow(q, k, scale, dtype)
-    scale = dtype.type(scale)
+    # A scale too large for the dtype becomes inf here, and query * scale may
+    # overflow below: the scores check names either as an overflow of
+    # query @ key.T * scale, so neither warns on the way.
+    with np.errstate(over="ignore"):
+        scale = dtype.type(scale)
     # One buffer for every block's scores: a fresh array per block (16 MiB at
     # the default size) costs page faults on first touch, more than its exp.
     buffer = np.empty(batch + (min(rows, len_q), min(block_size, len_k)), dtype=dtype)
     for q_start in range(0, len_q, rows):
         q_stop = min(q_start + rows, len_q)
-        q_block = q[..., q_start:q_stop, :] * scale  # (..., b_q, d_k), scaled once
+        with np.errstate(over="ignore"):
+            q_block = q[..., q_start:q_stop, :] * scale  # (..., b_q, d_k), scaled once
         running_max = np.full(batch + (q_stop - q_start, 1), -np.inf, dtype=dtype)
         running_sum = np.zeros(batch + (q_stop - q_start, 1), dtype=dtype)
         acc = np.zeros(batch + (q_stop - q_start, d_v), dtype=dtype)
