@@ -904,17 +904,20 @@ def _processes_mentioning(text: str) -> list[int]:
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc (Linux)")
 def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch):
-    """The reader presses stop while a rebuilt function loops: the checker and its child end."""
+    """The reader presses stop while a rebuilt function loops: the checker and its child end, at once."""
+    from qkv.exercises.sandbox import _GRACE_SECONDS
+
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the rebuilt module lands here
-    # A loop that sleeps: the group kill ends it as it ends one that spins, and no core is busy
-    # for the 2 s the checker gives the child to answer its exit request before that kill.
+    # A loop that sleeps: the group kill ends it as it ends one that spins, and no core is busy.
     ns = namespace_of(FILES / "fault_endless_wait_in_function.py")
     main_thread = threading.get_ident()
+    pressed = []
 
     def press_stop_once_the_loop_runs():
         for _ in range(600):
             if _processes_mentioning(str(tmp_path)):  # the child running the rebuilt module
                 time.sleep(0.5)
+                pressed.append(time.monotonic())
                 signal.pthread_kill(main_thread, signal.SIGINT)
                 return
             time.sleep(0.1)
@@ -924,9 +927,57 @@ def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch
     try:
         with pytest.raises(KeyboardInterrupt):
             run("attention-head", ns, timeout=60)
+        stopped = time.monotonic()
     finally:
         watcher.join()
     assert _processes_mentioning(str(tmp_path)) == []
+    # Mid-call, the child cannot read an exit request: it is killed without the grace period
+    # for its goodbye (which made every stop take more than 2 s; about 0.4 s now, unloaded).
+    took = stopped - pressed[0]
+    assert took < _GRACE_SECONDS, f"the cell took {took:.2f} s to stop"
+
+
+def test_a_child_stopped_mid_call_is_killed_at_once(tmp_path):
+    """Stopped while the learner's function runs, the child cannot read an exit request.
+
+    So ``close()`` kills its process group at once instead of waiting the grace period
+    for a goodbye that cannot come. The goodbye of an idle child (the threads it left
+    running) is FAULTS' fault_thread.py.
+    """
+    from qkv.exercises.core import TimeBudget
+    from qkv.exercises.sandbox import _GRACE_SECONDS, _notes, _Session
+    from qkv.exercises.wire import encode_args
+
+    started = tmp_path / "started"
+    learner = tmp_path / "mine.py"
+    learner.write_text(
+        "import pathlib\nimport threading\n\n\n"
+        "def softmax(x, axis=-1):\n"
+        f"    pathlib.Path({str(started)!r}).touch()\n"
+        "    threading.Event().wait()  # never returns, and keeps no core busy\n",
+        encoding="utf-8",
+    )
+    limits = Limits(seconds=60)
+    session = _Session(learner, get_exercise("attention-head"), limits, TimeBudget(limits.seconds))
+    session.start()
+    assert session.child is not None
+    group = session.child.process.pid
+    try:
+        session.child.send({"call": "softmax", "args": encode_args((np.zeros(3),))})
+        deadline = time.monotonic() + 60
+        while not started.exists():  # the call is running in the child
+            assert time.monotonic() < deadline, "the learner's function was never called"
+            time.sleep(0.01)
+        start = time.monotonic()
+        session.stop()
+        took = time.monotonic() - start
+    finally:
+        session.stop()  # after a failure above; nothing to do otherwise
+    assert took < 1.0, f"close() took {took:.2f} s with a call in flight (grace period {_GRACE_SECONDS} s)"
+    with pytest.raises(ProcessLookupError):
+        os.killpg(group, 0)  # the whole process group is gone
+    assert session.threads == 0  # no goodbye, so no count of threads left running ...
+    assert _notes(session, limits) == ()  # ... and the report claims none
 
 
 # --- exercise 3: the learner's SQL runs here, so it is held on a short leash ----------
