@@ -8,36 +8,28 @@ from __future__ import annotations
 
 import http.server
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from needs import require
 from site_sweep import CHROMIUM, CHROMIUM_ARGS, serve
-from wheel_venv import InstalledWheel, WheelInterpreter, build_and_install
-from workers import once_for_all_workers
-
-ROOT = Path(__file__).resolve().parent.parent
+from wheel_venv import InstalledWheel, WheelInterpreter
+from workers import shared_build, start_builds
 
 
-def build_site(site: Path) -> str | None:
-    """``mkdocs build --strict`` into ``site``; the failure's message, or None."""
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    return f"mkdocs build --strict failed:\n{result.stderr[-6000:]}" if result.returncode else None
+def pytest_collection_finish(session):
+    """Start the builds the collected tests need (the site, the wheel's venv)
+    now, under pytest-xdist, so that they overlap the tests before the first
+    that asks (tests/support/workers.py)."""
+    start_builds(session.config, session.items)
 
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
     """Build the site once with ``mkdocs build --strict`` (once for all
     workers under pytest-xdist); fail on any warning."""
-    return once_for_all_workers(tmp_path_factory, "site", build_site)
+    return shared_build(tmp_path_factory, "built_site")
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -110,7 +102,7 @@ def installed_wheel(tmp_path_factory) -> InstalledWheel:
     """The release dry run's wheel, installed with nothing but its declared
     dependencies in a fresh venv: made once for all workers under
     pytest-xdist, so that the tests using it can run on any of them."""
-    return InstalledWheel(once_for_all_workers(tmp_path_factory, "wheel", build_and_install))
+    return InstalledWheel(shared_build(tmp_path_factory, "installed_wheel"))
 
 
 @pytest.fixture(scope="session")
