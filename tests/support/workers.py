@@ -78,8 +78,13 @@ def shared_build(tmp_path_factory, fixture: str) -> Path:
     """The directory of the build in ``BUILDS`` that ``fixture`` asks for,
     made once for all workers (``once_for_all_workers``)."""
     ((name, spec),) = [(name, spec) for asker, name, spec in BUILDS if asker == fixture]
+    return once_for_all_workers(tmp_path_factory, name, _function(spec))
+
+
+def _function(spec: str) -> Callable:
+    """The function that ``"module:function"`` names."""
     module, function = spec.split(":")
-    return once_for_all_workers(tmp_path_factory, name, getattr(importlib.import_module(module), function))
+    return getattr(importlib.import_module(module), function)
 
 
 def _build(directory: Path, record: Path, make: Callable[[Path], str | None]) -> None:
@@ -169,10 +174,5 @@ def xdist_group(item: pytest.Item) -> str | None:
 if __name__ == "__main__":
     build_name, spec, shared_dir, *pythonpath = sys.argv[1:]
     sys.path[:0] = pythonpath
-    module, function = spec.split(":")
     shared_path = Path(shared_dir)
-    _build(
-        shared_path / build_name,
-        shared_path / f"{build_name}.json",
-        getattr(importlib.import_module(module), function),
-    )
+    _build(shared_path / build_name, shared_path / f"{build_name}.json", _function(spec))
