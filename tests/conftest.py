@@ -15,7 +15,7 @@ import pytest
 from needs import require
 from site_sweep import CHROMIUM, CHROMIUM_ARGS, serve
 from wheel_venv import InstalledWheel, WheelInterpreter
-from workers import shared_build, start_builds
+from workers import shared_build, start_builds, widget_pages
 
 
 def pytest_collection_finish(session):
@@ -56,11 +56,9 @@ def sub_path_url(built_site):
 def sweep(browser, sub_path_url, built_site):
     """Each page of the published site loaded once per configuration, every
     per-page check run on that load: ``sweep.findings(path, config)``."""
-    import parts  # docs/hooks, on pytest's pythonpath
     from site_sweep import Sweep
 
-    widget_pages = {name: page[:-3] + "/" for page, declared in parts.load().items() for name in declared.widgets}
-    return Sweep(browser, sub_path_url, built_site, widget_pages)
+    return Sweep(browser, sub_path_url, built_site, widget_pages())
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,6 @@ from page_blocks import read_page
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECK = ROOT / "tests" / "support" / "check_page.py"
-CHAPTERS = sorted((ROOT / "docs" / "chapters").glob("*.md"))
 PLANTED_NUMBER = "0.123457"
 
 
@@ -28,16 +27,6 @@ PLANTED_NUMBER = "0.123457"
 #: check; scale.md, the chapter with the fewest blocks, takes 7: tracemalloc
 #: and a 1000-step loop).
 PLANTED_CHAPTER = ROOT / "docs" / "chapters" / "attention-sql.md"
-
-
-def smallest_chapter() -> Path:
-    """The chapter with the fewest code blocks (the check runs each one twice)."""
-    return min(CHAPTERS, key=lambda p: sum(b.is_python for b in read_page(p.read_text(encoding="utf-8")).blocks))
-
-
-def chapter_to_plant() -> Path:
-    """:data:`PLANTED_CHAPTER`, or the smallest chapter if it is gone."""
-    return PLANTED_CHAPTER if PLANTED_CHAPTER.is_file() else smallest_chapter()
 
 
 def run_check(cwd: Path, page: str) -> subprocess.CompletedProcess:
@@ -83,7 +72,7 @@ def plant_faults(text: str) -> tuple[str, dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory):
-    chapter = chapter_to_plant()
+    chapter = PLANTED_CHAPTER
     tmp = tmp_path_factory.mktemp("check")
     chapters = tmp / "docs" / "chapters"
     chapters.mkdir(parents=True)

@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import parts  # docs/hooks, on pytest's pythonpath
 import qkv
 from site_sweep import CONFIGS, WIDTHS, open_page  # tests/support, on pytest's pythonpath
+from workers import widget_pages
 
 pytestmark = pytest.mark.browser
 
 # Each widget and the page that shows it, from the pages' declarations.
-WIDGET_PAGES = {name: page[:-3] + "/" for page, declared in parts.load().items() for name in declared.widgets}
+WIDGET_PAGES = widget_pages()
 
 
 def fmt(values) -> list[str]:

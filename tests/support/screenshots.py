@@ -16,7 +16,6 @@ names them (``chapters/attention/``; ``""`` is the home page).
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -67,7 +66,7 @@ def shoot(browser, base_url: str, path: str, config: str, widgets: list[str], ou
 def main(pages: list[str]) -> int:
     from playwright.sync_api import sync_playwright
 
-    from workers import widget_pages
+    from workers import build_site, widget_pages
 
     on_page: dict[str, list[str]] = {}
     for name, page in widget_pages().items():
@@ -78,9 +77,10 @@ def main(pages: list[str]) -> int:
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
-        subprocess.run(
-            [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], cwd=ROOT, check=True
-        )
+        error = build_site(site)
+        if error:
+            print(error, file=sys.stderr)
+            return 1
         server = serve(SubPathHandler, site, SUB_PATH)
         base_url = next(server)
         with sync_playwright() as playwright:
