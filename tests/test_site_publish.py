@@ -76,6 +76,32 @@ def test_pages_and_the_404_page_load_their_assets_under_a_sub_path(browser, sub_
     assert styled["bundle"], styled
 
 
+JUPYTER_STYLED = """() => {
+    const wrapper = getComputedStyle(document.querySelector('.jupyter-wrapper'));
+    return {
+        sheets: [...document.styleSheets].filter(s => s.href && s.href.includes('/jupyter-'))
+            .map(s => [s.href, s.cssRules.length]),
+        index: wrapper.getPropertyValue('--md-red-50').trim(),
+        theme: wrapper.getPropertyValue('--jp-shadow-base-lightness').trim(),
+    };
+}"""
+
+
+def test_a_notebook_page_applies_the_shared_jupyter_stylesheet(browser, sub_path_url):
+    """The notebook pages' JupyterLab CSS is one linked file (docs/hooks/notebook_css.py):
+    it loads under the sub-path and both its parts (index.css, then the theme) apply."""
+    url = sub_path_url + "notebooks/first-look/"
+    page, context, problems, _ = load_under_sub_path(browser, url, expect_status=200)
+    styled = page.evaluate(JUPYTER_STYLED)
+    context.close()
+    assert not problems, "/qkv/notebooks/first-look/:\n" + "\n".join(problems)
+    assert len(styled["sheets"]) == 1, f"expected one JupyterLab stylesheet: {styled}"
+    ((href, rules),) = styled["sheets"]
+    assert urlsplit(href).path.startswith(SUB_PATH + "assets/stylesheets/jupyter-light.") and rules > 1000, styled
+    # A custom property from each part: mkdocs-jupyter's index.css and its theme-light.css.
+    assert (styled["index"], styled["theme"]) == ("#ffebee", "0"), styled
+
+
 def test_the_sub_path_server_answers_like_github_pages(sub_path_url):
     """The fixture itself: pages under /qkv/, 404.html with 404 elsewhere."""
     import urllib.error

@@ -23,6 +23,8 @@
   ``javascripts/sqljs/``, so the browser never asks another host for it.
 * Notebook pages are sanitised (``safety.sanitise_notebook``, nh3): no script
   or event handler from a notebook's cells or outputs reaches the page.
+  Their 574 KB of inline JupyterLab CSS becomes one cached stylesheet
+  (``notebook_css.py``), written by ``on_post_build``.
 * ``on_post_page`` (and ``on_post_template`` for 404.html) gives each page its
   Content-Security-Policy ``<meta>`` (``safety.with_csp``: the hashes of its
   inline scripts; ``'wasm-unsafe-eval'`` only with ``csp_wasm: true`` in the
@@ -47,6 +49,7 @@ from mkdocs.utils import get_relative_url
 sys.path.insert(0, str(Path(__file__).parent))
 
 import install_line  # noqa: E402
+import notebook_css  # noqa: E402
 import notebooks  # noqa: E402
 import parts  # noqa: E402
 import safety  # noqa: E402
@@ -215,8 +218,12 @@ def on_page_content(html_content: str, page, config, files):
     if _is_notebook(page):
         try:
             html_content = safety.sanitise_notebook(html_content, f"docs/{page.file.src_uri}")
+            html_content, theme = notebook_css.shared_stylesheet(
+                html_content, lambda path: get_relative_url(path, page.url), f"docs/{page.file.src_uri}"
+            )
         except ValueError as error:
             raise PluginError(str(error)) from None
+        _JUPYTER_THEMES.add(theme)
         html_content = _drop_offsite_scripts(html_content)
         html_content = _dollars_to_mathml(html_content)
     return _arithmatex_to_mathml(html_content)
@@ -275,8 +282,13 @@ def _fail_on_third_party_loads(problems: list[str], where: str) -> None:
         )
 
 
+#: The JupyterLab themes the notebook pages link to (notebook_css.py), written by on_post_build.
+_JUPYTER_THEMES: set[str] = set()
+
+
 def on_pre_build(config):
     _CHECKED.clear()
+    _JUPYTER_THEMES.clear()
 
 
 def on_post_template(output: str, template_name: str, config):
@@ -290,8 +302,13 @@ def on_post_template(output: str, template_name: str, config):
 
 
 def on_post_build(config):
-    """Every other built file a page loads or is: HTML, CSS, SVG."""
+    """Write the notebook pages' JupyterLab stylesheet; then check every other
+    built file a page loads or is: HTML, CSS, SVG."""
     site = Path(config.site_dir)
+    for theme in sorted(_JUPYTER_THEMES):
+        path, css = notebook_css.stylesheet(theme)
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_text(css, encoding="utf-8")
     problems: list[str] = []
     for path in sorted(site.rglob("*")):
         rel = path.relative_to(site).as_posix()
