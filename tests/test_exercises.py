@@ -1003,6 +1003,39 @@ def test_a_child_stopped_mid_call_is_killed_at_once(tmp_path):
     assert _notes(session, limits) == ()  # ... and the report claims none
 
 
+def test_a_child_stopped_while_its_file_loads_is_killed_at_once(tmp_path):
+    """While the learner's file loads, the child runs its top level and cannot read an
+    exit request either: ``close()`` kills it at once, as mid-call."""
+    from qkv.exercises.core import TimeBudget
+    from qkv.exercises.sandbox import _GRACE_SECONDS, _Child
+
+    started = tmp_path / "started"
+    learner = tmp_path / "mine.py"
+    learner.write_text(
+        f"import pathlib\nimport threading\n\npathlib.Path({str(started)!r}).touch()\n"
+        "threading.Event().wait()  # a top level that never ends, and keeps no core busy\n",
+        encoding="utf-8",
+    )
+    limits = Limits(seconds=60)
+    child = _Child(learner, ["softmax", "attention"], limits, TimeBudget(limits.seconds))
+    group = child.process.pid
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists():  # the file is loading in the child
+            assert time.monotonic() < deadline, "the learner's file never ran"
+            time.sleep(0.01)
+        start = time.monotonic()
+        child.close()
+        took = time.monotonic() - start
+    finally:
+        if child.process.poll() is None:  # after a failure above
+            child.kill()
+    assert took < 1.0, f"close() took {took:.2f} s while the file loaded (grace period {_GRACE_SECONDS} s)"
+    with pytest.raises(ProcessLookupError):
+        os.killpg(group, 0)  # the whole process group is gone
+    assert child.threads == 0
+
+
 # --- exercise 3: the learner's SQL runs here, so it is held on a short leash ----------
 
 

@@ -198,7 +198,9 @@ class _Child:
         for stream in (self.process.stdout, self.process.stderr):
             self._selector.register(stream.fileno(), selectors.EVENT_READ, "output")
         self._closed = False
-        self._call_unanswered = False  # a call was sent (or its sending begun) and not answered yet
+        # The child owes an answer: it is loading the file, or a call was sent (or its
+        # sending begun) and not answered yet. It runs the learner's code and cannot read.
+        self._busy = True
 
     # -- output ---------------------------------------------------------------
 
@@ -256,14 +258,14 @@ class _Child:
     def close(self) -> None:
         """Ask the child to exit, then kill its process group whatever it does.
 
-        With a call unanswered (the checker was stopped mid-call), the child
-        is running the learner's code and cannot read the request: it is
-        killed at once, and ``threads`` stays unknown (0).
+        While the child runs the learner's code (the checker was stopped
+        while the file loaded, or mid-call), it cannot read the request: it
+        is killed at once, and ``threads`` stays unknown (0).
         """
         if self._closed:
             return
         self._closed = True
-        if self.process.poll() is None and not self._call_unanswered:
+        if self.process.poll() is None and not self._busy:
             try:
                 os.write(self._request_write, frame({"exit": True}))
                 for message in self._wait(_GRACE_SECONDS, timed=False):
@@ -322,11 +324,11 @@ class _Child:
         if not messages:
             self.kill()
             raise LearnerAborted(self.budget.describe(), fatal=True)
-        self._call_unanswered = False  # the child answers one request at a time
+        self._busy = False  # the child answers one request at a time
         return messages[0]
 
     def send(self, message: dict[str, Any]) -> None:
-        self._call_unanswered = "call" in message
+        self._busy = "call" in message
         try:
             data = frame(message)
             view = memoryview(data)
