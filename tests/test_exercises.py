@@ -1036,6 +1036,66 @@ def test_a_child_stopped_while_its_file_loads_is_killed_at_once(tmp_path):
     assert child.threads == 0
 
 
+def _stop_pressed_after(monkeypatch, owner, name: str, started: list) -> None:
+    """Make ``owner.name`` press stop (SIGINT to this thread) right after it returns: a stop
+    that lands just as a process has been started, before anyone has taken charge of it."""
+    original = getattr(owner, name)
+
+    def then_stop(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        started.append(self)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # the interrupt is handled here
+
+    monkeypatch.setattr(owner, name, then_stop)
+
+
+def test_a_stop_as_the_child_starts_leaves_no_process_behind(tmp_path, monkeypatch, stop_raises):
+    """Stopped inside ``subprocess.Popen``, just after the child started: the child, in a
+    session of its own, is still killed (the stop is held back until it is in charge)."""
+    learner = tmp_path / "mine.py"
+    learner.write_text("import threading\n\nthreading.Event().wait()  # a top level that never ends\n")
+    started: list = []
+    _stop_pressed_after(monkeypatch, subprocess.Popen, "_execute_child", started)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run("attention-head", learner, timeout=60)
+        monkeypatch.undo()
+        assert [str(learner) in " ".join(map(str, p.args)) for p in started] == [True]  # the child
+        status = started[0].poll()
+    finally:
+        for process in started:
+            if process.poll() is None:  # what the old code left running, for good
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+    assert status == -signal.SIGKILL, f"the stopped check left the child running (status {status})"
+    with pytest.raises(ProcessLookupError):
+        os.killpg(started[0].pid, 0)  # its whole process group is gone
+
+
+def test_a_stop_as_the_checker_starts_leaves_no_process_behind(monkeypatch, stop_raises):
+    """The notebook path: stopped just after the fresh checker process started, before the
+    ``with`` block that stops it was entered. The checker must still be stopped (it would
+    wait for its request for as long as the interrupt's traceback is kept, in Jupyter until
+    the next error)."""
+    import qkv.exercises
+
+    started: list = []
+    _stop_pressed_after(monkeypatch, qkv.exercises._FreshChecker, "__init__", started)
+    ns = namespace_of(SOLUTIONS["attention-head"])
+    with pytest.raises(KeyboardInterrupt):
+        run("attention-head", ns, timeout=60)
+    monkeypatch.undo()
+    assert len(started) == 1
+    checker = started[0].process
+    try:
+        checker.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the checker process was still running 10 s after the stop")
+    finally:
+        checker.kill()
+        checker.wait()
+
+
 # --- exercise 3: the learner's SQL runs here, so it is held on a short leash ----------
 
 

@@ -52,6 +52,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -67,7 +68,7 @@ from typing import Any, TextIO
 from qkv.exercises import attention_head, input_layer, sql_softmax
 from qkv.exercises.core import Exercise, Report, TimeBudget
 from qkv.exercises.portable import NotPortable, portable_source
-from qkv.exercises.sandbox import Limits, child_environment, require_posix, run_file
+from qkv.exercises.sandbox import Limits, child_environment, hold_interrupts, require_posix, run_file
 from qkv.exercises.serve import describe_functions, serve
 
 __all__ = ["EXERCISES", "get_exercise", "starter", "run", "check", "Report", "Limits"]
@@ -161,22 +162,33 @@ class _FreshChecker:
         return RuntimeError(f"the checker process failed (exit status {status}): {why}\n{text}")
 
 
+def _start_checker(stack: contextlib.ExitStack, request: dict[str, Any], **kwargs: Any) -> _FreshChecker:
+    """A :class:`_FreshChecker` that ``stack`` stops, even when the reader stops the cell as it starts.
+
+    Entered as ``with _FreshChecker(...)``, a ``KeyboardInterrupt`` raised after
+    the process started and before the block began would leave it waiting for
+    its request, for as long as the interrupt's traceback is kept.
+    """
+    with hold_interrupts():
+        return stack.enter_context(_FreshChecker(request, **kwargs))
+
+
 def _run_rebuilt(ex: Exercise, text: str, limits: Limits) -> tuple[Report, bool]:
     """Check the rebuilt module ``text`` in a fresh checker process (and its child)."""
-    with tempfile.TemporaryDirectory(prefix="qkv-exercise-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="qkv-exercise-") as tmp, contextlib.ExitStack() as stack:
         path = Path(tmp, "notebook_functions.py")
         path.write_text(text, encoding="utf-8")
         request = {"mode": "file", "exercise": ex.name, "path": str(path), "label": NOTEBOOK_LABEL}
         request |= {"seconds": limits.seconds, "memory_mb": limits.memory_mb}
-        with _FreshChecker(request) as checker:
-            try:
-                stdout, _ = checker.process.communicate(
-                    json.dumps(request).encode("utf-8"), timeout=limits.seconds + _CHECKER_EXTRA_SECONDS
-                )
-                answer = json.loads(stdout)
-                return Report.from_plain(answer["report"], EXERCISES), answer["load_raised"] is True
-            except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as exc:
-                raise checker.failed(str(exc)) from None
+        checker = _start_checker(stack, request)
+        try:
+            stdout, _ = checker.process.communicate(
+                json.dumps(request).encode("utf-8"), timeout=limits.seconds + _CHECKER_EXTRA_SECONDS
+            )
+            answer = json.loads(stdout)
+            return Report.from_plain(answer["report"], EXERCISES), answer["load_raised"] is True
+        except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError) as exc:
+            raise checker.failed(str(exc)) from None
 
 
 def _run_served_here(ex: Exercise, namespace: Mapping[str, Any], limits: Limits, reason: str) -> Report:
@@ -188,7 +200,8 @@ def _run_served_here(ex: Exercise, namespace: Mapping[str, Any], limits: Limits,
     request |= {"request_fd": from_checker, "reply_fd": to_checker}
     request |= {"seconds": limits.seconds, "memory_mb": limits.memory_mb}
     try:
-        with _FreshChecker(request, pass_fds=(from_checker, to_checker)) as checker:
+        with contextlib.ExitStack() as stack:
+            checker = _start_checker(stack, request, pass_fds=(from_checker, to_checker))
             os.close(from_checker)
             os.close(to_checker)
             from_checker = to_checker = -1

@@ -52,13 +52,16 @@ FAIL  could not run mine.py: called sys.exit(0) (line 2 of mine.py)
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,6 +142,32 @@ def require_posix() -> None:
             "the exercise checker needs a POSIX system (Linux, macOS; on Windows use WSL): "
             "it runs your code in a child process that it can limit and kill"
         )
+
+
+@contextlib.contextmanager
+def hold_interrupts() -> Iterator[None]:
+    """Hold a stop (SIGINT: the notebook's interrupt, Ctrl-C) back until the block ends.
+
+    A ``KeyboardInterrupt`` raised inside ``subprocess.Popen``, or between its
+    return and the moment the caller takes charge of the new process, would
+    leave that process running with no one to stop it. Start a process and
+    record it inside this block: a stop that came meanwhile is then delivered
+    (to the handler that was in place: ``KeyboardInterrupt``, usually) on the
+    way out, and the caller's cleanup stops the process. Python runs signal
+    handlers in the main thread only, so elsewhere nothing is held back.
+    """
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
+        yield  # no Python handler here: nothing raises KeyboardInterrupt in this block
+        return
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)
 
 
 class _LoadFailed(Exception):
@@ -412,7 +441,8 @@ class _Session:
             When the child ended or ran out of time while loading.
         """
         assert self.path is not None
-        self.child = _Child(self.path, self.names, self.limits, self.budget)
+        with hold_interrupts():  # a stop from here on finds the child in self.child, and kills it
+            self.child = _Child(self.path, self.names, self.limits, self.budget)
         try:
             message = self.child.receive()
         except WireError as exc:
