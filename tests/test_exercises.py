@@ -960,6 +960,18 @@ def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch
     assert took < _GRACE_SECONDS, f"the cell took {took:.2f} s to stop"
 
 
+def _seconds_to_stop_once(started: Path, never: str, stop) -> float:
+    """Wait (up to 60 s) until the learner's code has touched ``started`` (it is
+    running in the child), then time ``stop()``; ``never`` is the failure if it never does."""
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline, never
+        time.sleep(0.01)
+    start = time.monotonic()
+    stop()
+    return time.monotonic() - start
+
+
 def test_a_child_stopped_mid_call_is_killed_at_once(tmp_path):
     """Stopped while the learner's function runs, the child cannot read an exit request.
 
@@ -987,13 +999,7 @@ def test_a_child_stopped_mid_call_is_killed_at_once(tmp_path):
     group = session.child.process.pid
     try:
         session.child.send({"call": "softmax", "args": encode_args((np.zeros(3),))})
-        deadline = time.monotonic() + 60
-        while not started.exists():  # the call is running in the child
-            assert time.monotonic() < deadline, "the learner's function was never called"
-            time.sleep(0.01)
-        start = time.monotonic()
-        session.stop()
-        took = time.monotonic() - start
+        took = _seconds_to_stop_once(started, "the learner's function was never called", session.stop)
     finally:
         session.stop()  # after a failure above; nothing to do otherwise
     assert took < 1.0, f"close() took {took:.2f} s with a call in flight (grace period {_GRACE_SECONDS} s)"
@@ -1020,13 +1026,7 @@ def test_a_child_stopped_while_its_file_loads_is_killed_at_once(tmp_path):
     child = _Child(learner, ["softmax", "attention"], limits, TimeBudget(limits.seconds))
     group = child.process.pid
     try:
-        deadline = time.monotonic() + 60
-        while not started.exists():  # the file is loading in the child
-            assert time.monotonic() < deadline, "the learner's file never ran"
-            time.sleep(0.01)
-        start = time.monotonic()
-        child.close()
-        took = time.monotonic() - start
+        took = _seconds_to_stop_once(started, "the learner's file never ran", child.close)
     finally:
         if child.process.poll() is None:  # after a failure above
             child.kill()
