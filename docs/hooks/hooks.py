@@ -23,7 +23,7 @@
   ``javascripts/sqljs/``, so the browser never asks another host for it.
 * Notebook pages are sanitised (``safety.sanitise_notebook``, nh3): no script
   or event handler from a notebook's cells or outputs reaches the page.
-  Their 574 KB of inline JupyterLab CSS becomes one cached stylesheet
+  Their inline JupyterLab CSS (over 500 KB) becomes one cached stylesheet
   (``notebook_css.py``), written by ``on_post_build``.
 * ``on_post_page`` (and ``on_post_template`` for 404.html) gives each page its
   Content-Security-Policy ``<meta>`` (``safety.with_csp``: the hashes of its

@@ -1,18 +1,18 @@
 """JupyterLab's stylesheet as one cached file instead of inline in every notebook page.
 
 mkdocs-jupyter's template inlines its copy of JupyterLab's CSS (``index.css``,
-574 KB) and a theme (``theme-light.css`` or ``theme-dark.css``) as
-``<style>`` blocks in the head of each notebook page, so every notebook page
-weighs about 630 KB and a reader downloads the same CSS again on each. The
-build writes the pair once, as ``assets/stylesheets/jupyter.<hash>.css`` (the
-hash of its content, so that a browser never keeps a stale copy after
-mkdocs-jupyter changes it), and ``shared_stylesheet`` puts one
-``<link rel="stylesheet">`` where the two blocks were: same rules, same
-order, and the Content-Security-Policy's ``style-src 'self'`` allows it.
+over 500 KB) and a theme (``theme-light.css`` or ``theme-dark.css``) as
+``<style>`` blocks in the head of each notebook page, so a reader downloads
+the same CSS again on each. The build writes the pair once, as
+``assets/stylesheets/jupyter-<theme>.<hash>.css`` (the hash of its content,
+so that a browser never keeps a stale copy after mkdocs-jupyter changes it),
+and ``shared_stylesheet`` puts one ``<link rel="stylesheet">`` where the two
+blocks were: same rules, same order, and the Content-Security-Policy's
+``style-src 'self'`` allows it.
 
 A page whose blocks are not found (mkdocs-jupyter changed its template or
-its CSS) fails the build naming the page, rather than carrying 574 KB again
-unnoticed.
+its CSS) fails the build naming the page, rather than carrying that CSS
+inline again unnoticed.
 """
 
 from __future__ import annotations
