@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test check bench screenshots bench-sql bench-attention lock clean chapter dist plans-sql
+.PHONY: install serve build test check bench screenshots bench-sql bench-attention bench-heights lock clean chapter dist plans-sql
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,12 @@ chapter: $(STAMP)
 # Lighthouse budgets of every page: prints a table (not part of make test).
 bench: $(STAMP)
 	$(PY) benchmarks/budgets.py
+
+# The reader's path: every page's height on a 390 x 844 phone, in screens,
+# with its Deeper boxes closed (the main line) and open, and its words on the
+# main line and in boxes. Exit 1 when a chapter's main line is over 12 screens.
+bench-heights: $(STAMP)
+	$(PY) benchmarks/heights.py
 
 # Full-page screenshots of every page in every palette x width, and of each
 # widget, into artifacts/ for a reviewer (not part of make test: nothing is

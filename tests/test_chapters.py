@@ -87,3 +87,52 @@ def test_a_placeholder_is_named(tmp_path):
         "## The idea", f"## The idea\n\n<!-- {story.PLACEHOLDER} the idea in a few sentences -->"
     )
     assert problems_of(tmp_path, text) == ["page.md:7: TODO(chapter): the idea in a few sentences"]
+
+
+DEEPER_BOX = '??? note "Deeper: why the axes matter to Adam"\n\n    A caveat.\n\n    ```python\n    x = 1\n    ```\n'
+
+
+def test_a_collapsed_deeper_box_is_well_formed(tmp_path):
+    text = WELL_FORMED.replace("## The code", "## The code\n\n" + DEEPER_BOX)
+    assert problems_of(tmp_path, text) == []
+    [box] = [b for b in story.boxes(text) if b.is_deeper]
+    assert (box.start, box.end, box.title) == (11, 17, "Deeper: why the axes matter to Adam")
+
+
+@pytest.mark.parametrize(
+    ("box", "message"),
+    [
+        (
+            DEEPER_BOX.replace("???", "???+"),
+            "page.md:11: the Deeper box 'Deeper: why the axes matter to Adam' opens by default; write "
+            '??? note "Deeper: why the axes matter to Adam" so that a first reading skips it',
+        ),
+        (
+            DEEPER_BOX.replace("???", "!!!"),
+            "page.md:11: the Deeper box 'Deeper: why the axes matter to Adam' cannot be collapsed; write "
+            '??? note "Deeper: why the axes matter to Adam" so that a first reading skips it',
+        ),
+        (
+            DEEPER_BOX.replace("note", "warning"),
+            "page.md:11: the Deeper box 'Deeper: why the axes matter to Adam' is a \"warning\" box; write "
+            '??? note "Deeper: why the axes matter to Adam"',
+        ),
+        (
+            DEEPER_BOX.replace("Deeper: why the axes matter to Adam", "Deeper: more"),
+            "page.md:11: the Deeper box 'Deeper: more' needs a title that says what it holds: 'Deeper: ' and "
+            "at least 3 words, e.g. 'Deeper: why Adam sees the axes'",
+        ),
+    ],
+    ids=["open", "not-collapsible", "kind", "vague-title"],
+)
+def test_a_misformed_deeper_box_is_named(tmp_path, box, message):
+    text = WELL_FORMED.replace("## The code", "## The code\n\n" + box)
+    assert problems_of(tmp_path, text) == [message]
+
+
+def test_unwrapping_a_deeper_box_dedents_its_body_and_keeps_other_boxes():
+    text = "# t\n\n" + DEEPER_BOX + '\nAfter.\n\n??? success "Answer: B"\n\n    Why.\n'
+    assert story.unwrap_deeper(text) == (
+        "# t\n\n**Deeper: why the axes matter to Adam**\n\nA caveat.\n\n```python\nx = 1\n```\n"
+        '\nAfter.\n\n??? success "Answer: B"\n\n    Why.\n'
+    )

@@ -1,6 +1,7 @@
 """``make check PAGE=...`` (tests/support/check_page.py) on a copy of a chapter
-with three planted faults: a wrong output line, a prose number that no output
-shows, a quiz of six questions. Each is reported as ``page:line: what to fix``."""
+with four planted faults: a wrong output line, a wrong output line inside a
+collapsed Deeper box, a prose number that no output shows, a quiz of six
+questions. Each is reported as ``page:line: what to fix``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import story  # docs/hooks, on pytest's pythonpath
 from chapter_shape import quiz
 from page_blocks import read_page
 
@@ -37,7 +39,7 @@ def run_check(cwd: Path, page: str) -> subprocess.CompletedProcess:
 
 
 def plant_faults(text: str) -> tuple[str, dict[str, str]]:
-    """The chapter with three faults, and the start of the message each must get."""
+    """The chapter with four faults, and the start of the message each must get."""
     page = read_page(text)
     lines = text.splitlines()
     # 1. A wrong output line: the first line of the first output block gets words the code does
@@ -46,6 +48,17 @@ def plant_faults(text: str) -> tuple[str, dict[str, str]]:
     output = page.output_after(index)
     wrong_line = output.start + 1
     lines[wrong_line - 1] += " (planted)"
+    # 1b. The same inside the first collapsed Deeper box that holds a block with an output.
+    deeper = [box for box in story.boxes(text) if box.is_deeper]
+    boxed = [
+        i
+        for i, b in enumerate(page.blocks)
+        if b.is_python and page.output_after(i) is not None and any(x.start < b.start <= x.end for x in deeper)
+    ]
+    assert boxed, f"{PLANTED_CHAPTER.name} has no Deeper box with a block and its output to plant a fault in"
+    boxed_output = page.output_after(boxed[0])
+    boxed_wrong_line = boxed_output.start + 1
+    lines[boxed_wrong_line - 1] += " (planted)"
     # 2. A number in prose that no output shows, on its own line after "## The idea".
     idea = next(n for n, line in enumerate(lines, 1) if line.startswith("## The idea"))
     lines.insert(idea, f"\nThe weight is {PLANTED_NUMBER} here.")
@@ -60,9 +73,13 @@ def plant_faults(text: str) -> tuple[str, dict[str, str]]:
     sixth = quiz(text)[-1]["line"]
     block_line = page.blocks[index].start + (2 if page.blocks[index].start > idea else 0)
     wrong_line += 2 if wrong_line > idea else 0  # the planted sentence adds two lines
+    boxed_block_line = page.blocks[boxed[0]].start + (2 if page.blocks[boxed[0]].start > idea else 0)
+    boxed_wrong_line += 2 if boxed_wrong_line > idea else 0
     return text, {
         "wrong output": f":{wrong_line}: the output block differs from what the block at line {block_line} printed; "
         "put what it printed (the + lines) in the output block, or fix the code:",
+        "wrong output in a Deeper box": f":{boxed_wrong_line}: the output block differs from what the block at "
+        f"line {boxed_block_line} printed; put what it printed (the + lines) in the output block, or fix the code:",
         "prose number": f":{number_line}: {PLANTED_NUMBER} is not in any verified output; print it in a block "
         "whose ```output shows it",
         "six questions": f":{sixth}: the quiz has 6 question(s); write at least 7, each in its own "
@@ -84,7 +101,7 @@ def planted(tmp_path_factory):
     return run_check(tmp, where), where, messages
 
 
-@pytest.mark.parametrize("fault", ["wrong output", "prose number", "six questions"])
+@pytest.mark.parametrize("fault", ["wrong output", "wrong output in a Deeper box", "prose number", "six questions"])
 def test_make_check_names_each_planted_fault(planted, fault):
     result, where, messages = planted
     assert result.returncode == 1, result.stdout + result.stderr
@@ -95,9 +112,9 @@ def test_make_check_names_each_planted_fault(planted, fault):
 def test_make_check_reports_each_fault_once(planted):
     result, where, _ = planted
     reported = [line for line in result.stdout.splitlines() if line.startswith(where + ":")]
-    assert len(reported) == 3, result.stdout
+    assert len(reported) == 4, result.stdout
     assert re.search(
-        rf"^make check: 3 problem\(s\) in {re.escape(where)} \(\d+ blocks and rules run, 0 skipped\) in [\d.]+ s$",
+        rf"^make check: 4 problem\(s\) in {re.escape(where)} \(\d+ blocks and rules run, 0 skipped\) in [\d.]+ s$",
         result.stdout,
         re.M,
     )

@@ -162,6 +162,15 @@ PLANTED = {
             "\n-5\n+4",
         ],
     ),
+    # Issue 23: a wrong output inside a collapsed Deeper box fails as on the main line.
+    "deeper.md": (
+        '# t\n\n??? note "Deeper: what two and two make"\n\n    ```python\n    print(2 + 2)\n    ```\n\n'
+        "    ```output\n    5\n    ```\n",
+        [
+            "deeper.md:10: the output block differs from what the block at line 5 printed; put what it printed "
+            "(the + lines) in the output block, or fix the code:",
+        ],
+    ),
     "hidden.md": (
         "# t\n\n```python\nprint('surprise')\n```\n",
         ["hidden.md:3: this block printed output but the page shows no ```output block after it"],
@@ -275,7 +284,7 @@ def test_the_planted_run_ends_with_its_summary(planted_run):
     # the skipped block is listed with its reason; ok.md, the good doctest,
     # clear.md's first block and its clear directive pass.
     summary = planted_run.strip().splitlines()[-1]
-    assert re.fullmatch(r"27 failed, 4 passed, 1 skipped in [\d.]+s(?: \([\d:]+\))?", summary), summary
+    assert re.fullmatch(r"28 failed, 4 passed, 1 skipped in [\d.]+s(?: \([\d:]+\))?", summary), summary
     assert re.search(r"^SKIPPED \[1\] .*skip_reason\.md:5: skipped by the page \(line 3\)", planted_run, re.M)
 
 

@@ -13,6 +13,8 @@ from nbclient import NotebookClient
 import needs
 import notebooks  # docs/hooks, on pytest's pythonpath
 import parts
+import story
+from page_blocks import read_page
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -122,3 +124,30 @@ def test_a_readers_notebook_cannot_fool_or_end_the_check(tmp_path):
     assert "FAIL  dQ matches the chain rule (qkv.attention_backward)" in report
     assert "Note:" not in report  # every function was rebuilt and ran in a child process
     assert stdout_of(executed.cells[-1]) == "kernel alive 1\n"
+
+
+def test_a_deeper_boxs_code_becomes_cells_of_the_chapter_notebook():
+    markdown = (
+        '# t\n\n```python\nx = 1\n```\n\n??? note "Deeper: what x is made of"\n\n'
+        "    Prose.\n\n    ```python\n    print(x)\n    ```\n\n    ```output\n    1\n    ```\n\nAfter.\n"
+    )
+    notebook = notebooks.chapter_notebook(markdown)
+    assert [c.source for c in notebook.cells if c.cell_type == "code"][1:] == ["x = 1", "print(x)"]
+    assert any("**Deeper: what x is made of**" in c.source for c in notebook.cells if c.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.name)
+def test_every_top_level_block_and_deeper_block_is_a_notebook_cell(chapter):
+    """What a chapter runs on its page, top level or in a Deeper box, its notebook runs too."""
+    markdown = parts.expand_page(chapter)
+    deeper = [(b.start, b.end) for b in story.boxes(markdown) if b.is_deeper and not b.indent]
+    blocks = [
+        b
+        for b in read_page(markdown).blocks
+        if b.is_python
+        and not b.is_doctest
+        and (not b.indent or (b.indent == "    " and any(s < b.start <= e for s, e in deeper)))
+    ]
+    cells = [c.source for c in notebooks.chapter_notebook(markdown).cells if c.cell_type == "code"]
+    for block in blocks:
+        assert block.text.rstrip("\n") in cells, f"{chapter.name}:{block.start}: this block is no notebook cell"

@@ -19,7 +19,10 @@ from site_sweep import (  # tests/support, on pytest's pythonpath
     CONFIGS,
     SCHEMES,
     WIDTHS,
+    MAX_SCREENS,
+    SCREEN_HEIGHT,
     docs_pages,
+    length_problems,
     open_page,
     reading_problems,
     render_deferred_blocks,
@@ -234,6 +237,44 @@ def test_reading_a_chapter_top_to_bottom_moves_nothing(sweep, width_name, path):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("path", CHAPTERS, ids=page_id)
+def test_a_chapters_main_line_is_at_most_12_phone_screens(sweep, path):
+    """The reader's path: with every Deeper box and quiz answer closed, a
+    chapter is at most MAX_SCREENS screens of a 390 x 844 phone."""
+    found = sweep.findings(path, "light-phone")
+    assert found.height > SCREEN_HEIGHT, found.height  # measured, not a default
+    failures = length_problems(found)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("planted", [True, False], ids=["too-long", "fits"])
+def test_a_chapter_over_its_screens_is_named_with_what_to_do(browser, planted):
+    """The length check's guard: the same measurement as the sweep on a page
+    one screen over the budget, and on one a screen under it."""
+    from site_sweep import PageFindings, page_height
+
+    screens = MAX_SCREENS + 1 if planted else MAX_SCREENS - 1
+    context = browser.new_context(viewport={"width": WIDTHS["phone"], "height": SCREEN_HEIGHT})
+    page = context.new_page()
+    page.set_content(
+        "<!doctype html><style>body { margin: 0 } p { margin: 0; height: 844px }</style>"
+        + "<p>a screen</p>" * screens
+        + '<details><summary>Deeper: a closed box</summary><p>not counted</p><p>nor this</p></details>'
+    )
+    found = PageFindings("planted/", "light-phone", height=page_height(page))
+    context.close()
+    problems = length_problems(found)
+    assert screens * SCREEN_HEIGHT < found.height < (screens + 0.2) * SCREEN_HEIGHT, found.height  # box closed
+    if planted:
+        assert problems == [
+            f"/planted/: the main line is 13.0 phone screens ({found.height} px at 390 px wide), over 12; move "
+            "what a first reading may skip (caveats, regimes, cross-library quirks, method) into "
+            '??? note "Deeper: ..." boxes'
+        ], problems
+    else:
+        assert problems == [], problems
+
+
 #: A long page whose block at paragraph 30 grows by 300 px once the reader has
 #: it in the upper part of the window, pushing down what they are reading.
 GROWING = """<!doctype html><meta name=viewport content="width=device-width">
@@ -272,7 +313,7 @@ def test_a_block_that_grows_as_the_reader_reaches_it_is_reported(browser, plante
 
 def test_make_screenshots_writes_the_whole_page_and_each_widget(browser, sub_path_url, tmp_path):
     """``make screenshots`` (tests/support/screenshots.py), on one widget's
-    page at phone width: a JPEG of the whole page, 375 px wide and as tall as
+    page at phone width: a JPEG of the whole page, 390 px wide and as tall as
     the page, and a PNG of the widget."""
     from PIL import Image
 
@@ -287,9 +328,9 @@ def test_make_screenshots_writes_the_whole_page_and_each_widget(browser, sub_pat
         f"widgets/{name}-light-phone.png",
     ]
     with Image.open(page_shot) as image:
-        assert image.format == "JPEG" and image.width == 375 and image.height > 3 * 900, image.size
+        assert image.format == "JPEG" and image.width == WIDTHS["phone"] and image.height > 3 * 900, image.size
     with Image.open(widget_shot) as image:
-        assert image.format == "PNG" and 100 < image.width <= 375 and image.height > 100, image.size
+        assert image.format == "PNG" and 100 < image.width <= WIDTHS["phone"] and image.height > 100, image.size
 
 
 def test_make_screenshots_names_an_unknown_page(capsys):

@@ -25,6 +25,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).parent))
 import install_line  # noqa: E402
+import story  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES_DIR = ROOT / "docs" / "exercises"
@@ -81,10 +82,13 @@ def _install_of(install: install_line.Install | None) -> install_line.Install:
 def chapter_notebook(markdown: str, install: install_line.Install | None = None) -> nbformat.NotebookNode:
     """A chapter page as a notebook; top-level python fences become code cells.
 
+    Deeper boxes are opened out first (``story.unwrap_deeper``): their code
+    runs on the page, so it is part of the notebook too, in page order.
+
     The first code cell installs the qkv the page was checked with where it
     is missing (``install``: read from the installed package if not given).
     """
-    parsed = jupytext.reads(markdown, fmt="md")
+    parsed = jupytext.reads(story.unwrap_deeper(markdown), fmt="md")
     cells = [nbformat.v4.new_code_cell(_install_of(install).notebook_cell())]
     for cell in parsed.cells:
         if cell.cell_type == "code":

@@ -2,7 +2,8 @@
 
 The story's eight sections in order, a quiz of at least seven well-formed
 questions, figures only through shortcodes (their alt text and captions are
-declared in the page's companion module, see docs/hooks/parts.py), and no
+declared in the page's companion module, see docs/hooks/parts.py), Deeper
+boxes collapsed and titled with what they hold, and no
 ``TODO(chapter):`` placeholder left by ``make chapter``. The rules live in
 docs/hooks/story.py; tests/test_chapters.py runs this on every chapter.
 """
@@ -103,6 +104,27 @@ def figure_problems(text: str, where: str) -> list[str]:
     ]
 
 
+def deeper_problems(text: str, where: str) -> list[str]:
+    """Deeper boxes are collapsed notes whose title says what they hold."""
+    problems = []
+    for box in story.boxes(text):
+        if not box.is_deeper:
+            continue
+        at = f"{where}:{box.start}: the Deeper box '{box.title}'"
+        if box.marker != "???":
+            how = "opens by default" if box.marker == "???+" else "cannot be collapsed"
+            problems.append(f'{at} {how}; write ??? note "{box.title}" so that a first reading skips it')
+        elif box.kind != "note":
+            problems.append(f'{at} is a "{box.kind}" box; write ??? note "{box.title}"')
+        words = box.title.removeprefix(story.DEEPER).removeprefix(":").split()
+        if not box.title.startswith(story.DEEPER + ":") or len(words) < story.MIN_DEEPER_TITLE_WORDS:
+            problems.append(
+                f"{at} needs a title that says what it holds: 'Deeper: ' and at least "
+                f"{story.MIN_DEEPER_TITLE_WORDS} words, e.g. 'Deeper: why Adam sees the axes'"
+            )
+    return problems
+
+
 def placeholder_problems(text: str, where: str) -> list[str]:
     return [
         f"{where}:{number}: {line.strip().removeprefix('<!--').removesuffix('-->').strip()}"
@@ -120,6 +142,7 @@ def chapter_problems(path: Path, where: str | None = None) -> list[str]:
         + story_problems(text, where)
         + quiz_problems(text, where)
         + figure_problems(text, where)
+        + deeper_problems(text, where)
     )
     problems.sort(key=lambda p: int(p[len(where) + 1 :].split(":", 1)[0]))
     companion = path.with_suffix(".py")

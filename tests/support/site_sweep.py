@@ -44,7 +44,13 @@ DOCS = ROOT / "docs"
 # TeX that survived the build would show up in the visible text like this.
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\frac|\\sqrt|\\sin|\\cos|\\text|\\left|\\top")
 SCHEMES = ("light", "dark")
-WIDTHS = {"desktop": 1280, "phone": 375}
+#: A phone is 390 x 844 CSS px (the width the developers' guide reads at).
+WIDTHS = {"desktop": 1280, "phone": 390}
+#: The reader's budget: a chapter's main line (every collapsed box closed),
+#: at phone width, is at most this many screens of SCREEN_HEIGHT px
+#: (benchmarks/heights.py prints every page's height, closed and open).
+SCREEN_HEIGHT = 844
+MAX_SCREENS = 12
 #: Browser configurations the sweep loads, "<scheme>-<width name>": each
 #: palette at desktop width (axe's contrast checks depend on the palette) and
 #: each width in the light palette (overflow, reading and widget geometry
@@ -266,6 +272,24 @@ def reading_problems(found: PageFindings) -> list[str]:
     return problems
 
 
+def page_height(page) -> int:
+    """The page's full scroll height in CSS px, as the reader first gets it."""
+    return page.evaluate("document.documentElement.scrollHeight")
+
+
+def length_problems(found: PageFindings) -> list[str]:
+    """A chapter whose main line, at phone width with its boxes closed, is
+    longer than MAX_SCREENS screens: what to do about it."""
+    screens = found.height / SCREEN_HEIGHT
+    if screens <= MAX_SCREENS:
+        return []
+    return [
+        f"/{found.path}: the main line is {screens:.1f} phone screens ({found.height} px at "
+        f"{WIDTHS['phone']} px wide), over {MAX_SCREENS}; move what a first reading may skip "
+        '(caveats, regimes, cross-library quirks, method) into ??? note "Deeper: ..." boxes'
+    ]
+
+
 def render_deferred_blocks(page) -> None:
     """Render every block now, as scrolling through the page would.
 
@@ -429,6 +453,7 @@ class PageFindings:
     math_count: int = 0  # <math> elements in the article, shown or not
     math_widths: list[float] = field(default_factory=list)
     overflow: int = 0
+    height: int = 0  # the page's scroll height, every deferred block rendered, collapsed boxes closed
     axe: list[str] | None = None  # desktop only
     axe_problems: list[str] = field(default_factory=list)
     reading_shift: float | None = None  # chapters, light only
@@ -527,6 +552,7 @@ class Sweep:
                 ".map(e => e.getBoundingClientRect().width)",
             )
             found.overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            found.height = page_height(page)
             for name in widgets:
                 found.widgets[name].overflow = found.overflow
             step("geometry")
