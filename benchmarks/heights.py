@@ -32,7 +32,6 @@ sys.path.insert(0, str(ROOT / "tests" / "support"))
 sys.path.insert(0, str(ROOT / "docs" / "hooks"))
 
 import story  # noqa: E402
-
 from site_sweep import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -112,7 +111,9 @@ def main() -> int:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 print(f"page heights at {WIDTH} px wide, in screens of {SCREEN_HEIGHT} px")
-                print(f"{'page':<34} {'main':>6} {'open':>6} {'Deeper boxes':>13} {'words main':>11} {'words Deeper':>13}")
+                print(
+                    f"{'page':<34} {'main':>6} {'open':>6} {'Deeper boxes':>13} {'words main':>11} {'words Deeper':>13}"
+                )
                 for path in pages:
                     closed, opened, boxes = measure(browser, base + path)
                     name = path.strip("/") or "home"

@@ -17,10 +17,10 @@ from needs import require
 from site_sweep import (  # tests/support, on pytest's pythonpath
     AXE,
     CONFIGS,
-    SCHEMES,
-    WIDTHS,
     MAX_SCREENS,
+    SCHEMES,
     SCREEN_HEIGHT,
+    WIDTHS,
     docs_pages,
     length_problems,
     open_page,
@@ -259,7 +259,7 @@ def test_a_chapter_over_its_screens_is_named_with_what_to_do(browser, planted):
     page.set_content(
         "<!doctype html><style>body { margin: 0 } p { margin: 0; height: 844px }</style>"
         + "<p>a screen</p>" * screens
-        + '<details><summary>Deeper: a closed box</summary><p>not counted</p><p>nor this</p></details>'
+        + "<details><summary>Deeper: a closed box</summary><p>not counted</p><p>nor this</p></details>"
     )
     found = PageFindings("planted/", "light-phone", height=page_height(page))
     context.close()
