@@ -35,20 +35,22 @@ import story  # noqa: E402
 from site_sweep import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
+    MAX_SCREENS,
+    SCREEN_HEIGHT,
     SUB_PATH,
+    WIDTHS,
     SubPathHandler,
+    page_height,
     render_deferred_blocks,
     serve,
     site_pages,
 )
 
-SCREEN_HEIGHT = 844
-WIDTH = int(os.environ.get("QKV_HEIGHT_WIDTH", "390"))
-MAX_SCREENS = 12
+WIDTH = int(os.environ.get("QKV_HEIGHT_WIDTH", WIDTHS["phone"]))
 #: The summary of a box that holds what a first reading may skip.
 DEEPER = "Deeper"
 
-HEIGHT = "() => document.documentElement.scrollHeight"
+
 OPEN_DEEPER = """(prefix) => {
     let opened = 0;
     for (const box of document.querySelectorAll('article details')) {
@@ -70,10 +72,10 @@ def measure(browser, url: str) -> tuple[int, int, int]:
         page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
         render_deferred_blocks(page)
         page.wait_for_timeout(100)
-        closed = page.evaluate(HEIGHT)
+        closed = page_height(page)
         boxes = page.evaluate(OPEN_DEEPER, DEEPER)
         page.wait_for_timeout(100)
-        opened = page.evaluate(HEIGHT)
+        opened = page_height(page)
         return closed, opened, boxes
     finally:
         context.close()
