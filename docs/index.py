@@ -1,0 +1,229 @@
+"""The home page's parts: the two diagrams of the whole picture, and the
+figures the roadmap states (reading times, the library's size), computed
+when the site is built."""
+
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from parts import figure, value
+from story import boxes
+
+DOCS = Path(__file__).resolve().parent
+LIBRARY = DOCS.parent / "src" / "qkv"
+#: Words a minute assumed for the reading times: technical prose with code.
+WORDS_PER_MINUTE = 150
+#: Diagram text size in SVG units; the diagrams are 360 units wide and shown
+#: at most that wide, so on a 390 px phone the text keeps this size in CSS px.
+FONT = 14
+WIDTH = 360
+
+# Colours that read on the white ground every figure gets (qkv.css).
+INK, LINE, STREAM = "#1a1a1a", "#3949ab", "#c62828"
+FILLS = {"input": "#e8eaf6", "attention": "#fff3e0", "ffn": "#e8f5e9", "out": "#f3e5f5"}
+
+
+class Svg:
+    """A few shapes, written as SVG text (byte-stable, text kept as text)."""
+
+    def __init__(self, height: int, title: str) -> None:
+        self.height, self.title, self.items = height, title, []
+
+    def box(self, x, y, w, h, lines: list[str], fill: str, *, bold: bool = False) -> None:
+        self.items.append(
+            f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" fill="{fill}" stroke="{LINE}" stroke-width="1.5"/>'
+        )
+        top = y + h / 2 - (len(lines) - 1) * (FONT + 3) / 2
+        for n, line in enumerate(lines):
+            self.text(x + w / 2, top + n * (FONT + 3), line, bold=bold and n == 0)
+
+    def text(self, x, y, words: str, *, bold: bool = False, anchor: str = "middle", colour: str = INK) -> None:
+        weight = ' font-weight="bold"' if bold else ""
+        self.items.append(
+            f'<text x="{x}" y="{y}" text-anchor="{anchor}" dominant-baseline="central" fill="{colour}"{weight}>'
+            f"{escape(words)}</text>"
+        )
+
+    def plus(self, x, y, colour: str = STREAM) -> None:
+        """A circled plus: the residual addition."""
+        self.items.append(
+            f'<circle cx="{x}" cy="{y}" r="10" fill="#ffffff" stroke="{colour}" stroke-width="2.5"/>'
+            f'<path d="M{x - 6},{y} H{x + 6} M{x},{y - 6} V{y + 6}" stroke="{colour}" stroke-width="2.5"/>'
+        )
+
+    def arrow(self, x1, y1, x2, y2, colour: str = LINE) -> None:
+        self.items.append(
+            f'<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" stroke="{colour}" stroke-width="2" '
+            f'marker-end="url(#head-{colour[1:]})"/>'
+        )
+
+    def svg(self) -> str:
+        markers = "".join(
+            f'<marker id="head-{c[1:]}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+            f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{c}"/></marker>'
+            for c in (LINE, STREAM)
+        )
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {self.height}" '
+            f'width="{WIDTH}" height="{self.height}" font-family="sans-serif" font-size="{FONT}" role="img">'
+            f"<title>{escape(self.title)}</title><defs>{markers}</defs>" + "".join(self.items) + "</svg>\n"
+        )
+
+
+@figure(
+    "transformer-block",
+    alt=(
+        "Diagram of the input layer and one Transformer block, top to bottom: text becomes token ids, "
+        "each id reads its embedding row and gets its position vector added (chapters 1 to 4); the rows "
+        "form the residual stream, a red line running down the block; multi-head self-attention "
+        "(chapters 5 to 10) reads the stream and adds its output back, then a feed-forward network does the "
+        "same for each token alone; after the last block, the output layer scores every vocabulary entry."
+    ),
+    caption=(
+        "Where each chapter sits in one block of the paper's encoder. Each sublayer adds to the residual "
+        "stream; the paper normalises after each addition (the decoder adds a third sublayer, "
+        "cross-attention, chapter 7)."
+    ),
+    width=WIDTH,
+)
+def transformer_block() -> str:
+    s = Svg(640, "Where embeddings, positions and attention sit in one Transformer block")
+    s.box(20, 10, 320, 36, ['text: "money bank grows"'], "#ffffff")
+    s.arrow(180, 46, 180, 70)
+    s.box(20, 72, 320, 44, ["tokenizer → token ids", "one id per token"], FILLS["input"])
+    s.arrow(180, 116, 180, 140)
+    s.box(20, 142, 150, 58, ["embedding rows", "E[ids]  (ch. 1)"], FILLS["input"])
+    s.box(190, 142, 150, 58, ["+ positions", "(ch. 2, 3, 4)"], FILLS["input"])
+    s.text(180, 171, "+", bold=True)
+    s.arrow(180, 200, 180, 226)
+    # The block: the residual stream runs down its left side.
+    s.items.append(
+        f'<rect x="8" y="228" width="344" height="312" rx="8" fill="none" stroke="{LINE}" '
+        'stroke-width="1.5" stroke-dasharray="6 4"/>'
+    )
+    s.text(52, 244, "one Transformer block", bold=True, anchor="start")
+    s.text(344, 244, "× 6 in the paper", anchor="end")
+    s.items.append(f'<line x1="40" y1="226" x2="40" y2="540" stroke="{STREAM}" stroke-width="4"/>')
+    s.text(52, 262, "residual stream: one row per token", anchor="start", colour=STREAM)
+    s.box(
+        84,
+        282,
+        256,
+        74,
+        ["multi-head self-attention", "Q, K, V; masks; heads", "(ch. 5 to 10)"],
+        FILLS["attention"],
+        bold=True,
+    )
+    s.arrow(40, 300, 82, 300)
+    s.arrow(84, 340, 50, 376, STREAM)
+    s.plus(40, 384)
+    s.text(52, 404, "add, then normalise", anchor="start", colour=STREAM)
+    s.box(84, 424, 256, 58, ["feed-forward network", "each token's row alone"], FILLS["ffn"], bold=True)
+    s.arrow(40, 440, 82, 440)
+    s.arrow(84, 470, 50, 502, STREAM)
+    s.plus(40, 510)
+    s.text(52, 528, "add, then normalise", anchor="start", colour=STREAM)
+    s.arrow(180, 540, 180, 566)
+    s.box(
+        20,
+        568,
+        320,
+        62,
+        ["after the last block: scores for", "every vocabulary entry (× Eᵀ)", "→ the next token"],
+        FILLS["out"],
+    )
+    return s.svg()
+
+
+@figure(
+    "one-head",
+    alt=(
+        "Diagram of one attention head, top to bottom: the input rows X are multiplied by three learned "
+        "matrices into queries Q (what each token looks for), keys K (what it offers) and values V (what it "
+        "hands over); queries times keys transposed, divided by the square root of d_k, give an L by L table "
+        "of scores; a softmax along each row turns them into weights; the weights times V give one "
+        "contextual row per token."
+    ),
+    caption="One head: three views of the same rows, one table of scores, one weighted sum (chapter 5).",
+    width=WIDTH,
+)
+def one_head() -> str:
+    s = Svg(470, "Queries, keys and values flowing through one attention head")
+    s.box(60, 10, 240, 44, ["X: one row per token", "L × d_model"], FILLS["input"], bold=True)
+    for x in (60, 180, 300):
+        s.arrow(180, 54, x, 92)
+    for x, name, role in [
+        (10, "Q = X W_Q", "looks for"),
+        (130, "K = X W_K", "offers"),
+        (250, "V = X W_V", "hands over"),
+    ]:
+        s.box(x, 94, 100, 58, [name, role], FILLS["attention"], bold=True)
+    s.arrow(60, 152, 150, 190)
+    s.arrow(180, 152, 180, 190)
+    s.box(40, 192, 240, 58, ["scores S = Q Kᵀ / √d_k", "L × L: every query, every key"], FILLS["attention"], bold=True)
+    s.arrow(160, 250, 160, 280)
+    s.box(40, 282, 240, 58, ["weights A = softmax(S)", "each row sums to 1"], FILLS["attention"], bold=True)
+    s.arrow(160, 340, 160, 380)
+    s.items.append(f'<polyline points="300,152 300,411 290,411" fill="none" stroke="{LINE}" stroke-width="2"/>')
+    s.arrow(290, 411, 282, 411)
+    s.box(40, 382, 240, 58, ["output A V", "one contextual row per token"], FILLS["ffn"], bold=True)
+    s.text(180, 458, "softmax(Q Kᵀ / √d_k) V", bold=True)
+    return s.svg()
+
+
+def _code_lines(path: Path) -> int:
+    """Lines of code: not blank, not a comment, not a docstring."""
+    source = path.read_text(encoding="utf-8")
+    docstrings = set()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                docstrings.update(range(body[0].lineno, body[0].end_lineno + 1))
+    return sum(
+        1
+        for number, line in enumerate(source.splitlines(), 1)
+        if line.strip() and not line.strip().startswith("#") and number not in docstrings
+    )
+
+
+def _hundreds(n: int) -> str:
+    return f"{round(n, -2):,}"
+
+
+@value("library_core_lines")
+def library_core_lines() -> str:
+    """The library behind the chapters, exercise checker excluded, to the hundred."""
+    return _hundreds(sum(_code_lines(p) for p in LIBRARY.rglob("*.py") if "exercises" not in p.parts))
+
+
+@value("library_all_lines")
+def library_all_lines() -> str:
+    return _hundreds(sum(_code_lines(p) for p in LIBRARY.rglob("*.py")))
+
+
+def _minutes(chapter: str) -> str:
+    """Minutes to read a chapter's main line (Deeper boxes skipped)."""
+    text = (DOCS / "chapters" / f"{chapter}.md").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    boxed = {n for box in boxes(text) if box.is_deeper for n in range(box.start, box.end + 1)}
+    words = sum(len(line.split()) for n, line in enumerate(lines, 1) if n not in boxed)
+    return str(math.ceil(words / WORDS_PER_MINUTE))
+
+
+for _chapter in (
+    "embeddings",
+    "order",
+    "sinusoidal",
+    "learned-positions",
+    "attention",
+    "learning-attention",
+    "multi-head",
+    "relative-positions",
+    "attention-sql",
+    "scale",
+):
+    value("minutes_" + _chapter.replace("-", "_"))(lambda chapter=_chapter: _minutes(chapter))
