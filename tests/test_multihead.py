@@ -219,7 +219,7 @@ class TestMasks:
 class TestErrors:
     def setup_method(self):
         rng = np.random.default_rng(20)
-        self.x = rng.normal(size=(2, 3, 4))  # (B, L, E = 4)
+        self.x = rng.normal(size=(2, 3, 4))  # (B, L, d_model = 4)
         self.w_in, self.w_out, self.b_in, self.b_out = random_weights(rng, 4)
 
     def call(self, **overrides):
@@ -239,18 +239,18 @@ class TestErrors:
     @pytest.mark.parametrize(
         "overrides, error, match",
         [
-            ({"num_heads": 3}, ValueError, r"num_heads=3 must divide the embedding size E=4"),
-            ({"num_heads": 8}, ValueError, r"num_heads=8 must divide the embedding size E=4"),
+            ({"num_heads": 3}, ValueError, r"num_heads=3 must divide the model width d_model=4"),
+            ({"num_heads": 8}, ValueError, r"num_heads=8 must divide the model width d_model=4"),
             ({"num_heads": 0}, ValueError, "num_heads must be a positive integer"),
             ({"num_heads": -2}, ValueError, "num_heads must be a positive integer"),
             ({"num_heads": 2.0}, TypeError, "num_heads must be an integer"),
             ({"num_heads": True}, TypeError, "num_heads must be an integer"),
-            ({"query": np.ones(4)}, ValueError, r"query must have shape \(\.\.\., L_q, E\)"),
-            ({"key": np.ones(4)}, ValueError, r"key must have shape \(\.\.\., L_k, E\)"),
-            ({"value": np.ones(4)}, ValueError, r"value must have shape \(\.\.\., L_k, E\)"),
-            ({"query": np.ones((3, 0))}, ValueError, "E .* must be at least 1"),
-            ({"key": np.ones((2, 3, 6))}, ValueError, "key must have the same last dimension E as query"),
-            ({"value": np.ones((2, 3, 6))}, ValueError, "value must have the same last dimension E"),
+            ({"query": np.ones(4)}, ValueError, r"query must have shape \(\.\.\., L_q, d_model\)"),
+            ({"key": np.ones(4)}, ValueError, r"key must have shape \(\.\.\., L_k, d_model\)"),
+            ({"value": np.ones(4)}, ValueError, r"value must have shape \(\.\.\., L_k, d_model\)"),
+            ({"query": np.ones((3, 0))}, ValueError, "d_model .* must be at least 1"),
+            ({"key": np.ones((2, 3, 6))}, ValueError, "key must have the same last dimension d_model as query"),
+            ({"value": np.ones((2, 3, 6))}, ValueError, "value must have the same last dimension d_model"),
             ({"value": np.ones((2, 5, 4))}, ValueError, "key and value must have the same length L_k"),
             ({"key": np.ones((3, 3, 4)), "value": np.ones((3, 3, 4))}, ValueError, "batch dimensions do not broadcast"),
             ({"query": np.array([[np.nan] * 4])}, ValueError, "query must be finite"),
@@ -258,19 +258,23 @@ class TestErrors:
             (
                 {"in_proj_weight": np.ones((4, 4))},
                 ValueError,
-                r"in_proj_weight must have shape \(3E, E\) = \(12, 4\) .* got shape \(4, 4\)",
+                r"in_proj_weight must have shape \(3 \* d_model, d_model\) = \(12, 4\) .* got shape \(4, 4\)",
             ),
             (
                 {"in_proj_weight": np.ones((12, 4)).T},
                 ValueError,
-                r"in_proj_weight must have shape \(3E, E\) = \(12, 4\)",
+                r"in_proj_weight must have shape \(3 \* d_model, d_model\) = \(12, 4\)",
             ),
-            ({"in_proj_weight": np.ones(48)}, ValueError, r"in_proj_weight must have shape \(3E, E\)"),
-            ({"out_proj_weight": np.ones((4, 12))}, ValueError, r"out_proj_weight must have shape \(E, E\) = \(4, 4\)"),
+            ({"in_proj_weight": np.ones(48)}, ValueError, r"in_proj_weight must have shape \(3 \* d_model, d_model\)"),
+            (
+                {"out_proj_weight": np.ones((4, 12))},
+                ValueError,
+                r"out_proj_weight must have shape \(d_model, d_model\) = \(4, 4\)",
+            ),
             ({"out_proj_weight": np.full((4, 4), np.inf)}, ValueError, "out_proj_weight must be finite"),
-            ({"in_proj_bias": np.ones(4)}, ValueError, r"in_proj_bias must have shape \(3E,\) = \(12,\)"),
-            ({"in_proj_bias": np.ones((1, 12))}, ValueError, r"in_proj_bias must have shape \(3E,\)"),
-            ({"out_proj_bias": np.ones(12)}, ValueError, r"out_proj_bias must have shape \(E,\) = \(4,\)"),
+            ({"in_proj_bias": np.ones(4)}, ValueError, r"in_proj_bias must have shape \(3 \* d_model,\) = \(12,\)"),
+            ({"in_proj_bias": np.ones((1, 12))}, ValueError, r"in_proj_bias must have shape \(3 \* d_model,\)"),
+            ({"out_proj_bias": np.ones(12)}, ValueError, r"out_proj_bias must have shape \(d_model,\) = \(4,\)"),
             (
                 {"mask": np.ones((2, 3), dtype=bool)},
                 ValueError,

@@ -4,16 +4,16 @@ One head compares queries with keys in one learned space. Multi-head
 attention runs ``num_heads`` of them side by side on slices of the same
 projections, so that different heads can match on different things:
 
-1. project: ``Q = query @ W_q.T + b_q`` (likewise K, V), each ``(..., L, E)``;
+1. project: ``Q = query @ W_q.T + b_q`` (likewise K, V), each ``(..., L, d_model)``;
 2. split: cut the last dimension into ``num_heads`` slices of
-   ``d_head = E // num_heads``: ``(..., num_heads, L, d_head)``;
+   ``d_head = d_model // num_heads``: ``(..., num_heads, L, d_head)``;
 3. attend: scaled dot-product attention in every head at once;
-4. concatenate the heads back to ``(..., L, E)`` and mix them with
+4. concatenate the heads back to ``(..., L, d_model)`` and mix them with
    ``W_o``: ``output = concat @ W_o.T + b_o``.
 
 The weights are laid out as in ``torch.nn.MultiheadAttention``: one packed
-``in_proj_weight`` ``[W_q; W_k; W_v]`` of shape ``(3E, E)`` and
-``out_proj_weight`` ``(E, E)``, applied as ``x @ W.T + b`` (PyTorch's
+``in_proj_weight`` ``[W_q; W_k; W_v]`` of shape ``(3 * d_model, d_model)`` and
+``out_proj_weight`` ``(d_model, d_model)``, applied as ``x @ W.T + b`` (PyTorch's
 ``nn.Linear`` orientation, output rows by input columns). A module's
 weights can therefore be passed in as they are. Self-attention passes the
 same ``x`` as query, key and value; cross-attention takes the queries from
@@ -33,7 +33,7 @@ __all__ = ["multi_head_attention"]
 
 
 def _split_heads(x: np.ndarray, num_heads: int) -> np.ndarray:
-    """(..., L, E) -> (..., num_heads, L, E // num_heads): head h gets columns h*d_head ..."""
+    """(..., L, d_model) -> (..., num_heads, L, d_model // num_heads): head h gets columns h*d_head ..."""
     *batch, length, width = x.shape
     x = x.reshape(*batch, length, num_heads, width // num_heads)  # (..., L, h, d_head)
     return np.swapaxes(x, -3, -2)  # (..., h, L, d_head)
@@ -49,7 +49,7 @@ def _check_matrix(value: Any, name: str, shape: tuple[int, ...], shape_text: str
     arr = as_finite_float_array(value, name)
     if arr.shape != shape:
         raise ValueError(
-            f"{name} must have shape {shape_text} = {shape} for embedding size E={shape[-1]} "
+            f"{name} must have shape {shape_text} = {shape} for model width d_model={shape[-1]} "
             f"(query's last dimension), got shape {arr.shape}"
         )
     return arr
@@ -70,22 +70,22 @@ def multi_head_attention(
 
     Parameters
     ----------
-    query : array_like, shape (..., L_q, E)
+    query : array_like, shape (..., L_q, d_model)
         The rows that ask (batch first, like ``batch_first=True``).
-    key : array_like, shape (..., L_k, E)
-        The rows that are matched against. Same ``E`` as ``query``.
-    value : array_like, shape (..., L_k, E)
+    key : array_like, shape (..., L_k, d_model)
+        The rows that are matched against. Same ``d_model`` as ``query``.
+    value : array_like, shape (..., L_k, d_model)
         One row per key: what is handed over.
     num_heads : int
-        Number of heads; must divide ``E``. Each head works in
-        ``d_head = E // num_heads`` dimensions.
-    in_proj_weight : array_like, shape (3E, E)
+        Number of heads; must divide ``d_model``. Each head works in
+        ``d_head = d_model // num_heads`` dimensions.
+    in_proj_weight : array_like, shape (3 * d_model, d_model)
         ``[W_q; W_k; W_v]`` stacked by rows, applied as ``x @ W.T``.
-    out_proj_weight : array_like, shape (E, E)
+    out_proj_weight : array_like, shape (d_model, d_model)
         ``W_o``, applied as ``concat @ W_o.T``.
-    in_proj_bias : array_like, shape (3E,), optional
+    in_proj_bias : array_like, shape (3 * d_model,), optional
         ``[b_q; b_k; b_v]``; no bias when omitted.
-    out_proj_bias : array_like, shape (E,), optional
+    out_proj_bias : array_like, shape (d_model,), optional
         ``b_o``; no bias when omitted.
     mask : array_like of bool or float, optional
         Broadcastable to ``(..., num_heads, L_q, L_k)``. Boolean: ``True``
@@ -100,7 +100,7 @@ def multi_head_attention(
 
     Returns
     -------
-    output : numpy.ndarray, shape (..., L_q, E), float64
+    output : numpy.ndarray, shape (..., L_q, d_model), float64
         One contextual vector per query row.
     weights : numpy.ndarray, shape (..., num_heads, L_q, L_k), float64
         Every head's attention weights, each row summing to 1 (0 for a
@@ -140,28 +140,28 @@ def multi_head_attention(
         ``mask`` is neither bool nor float.
     ValueError
         If ``query``, ``key`` or ``value`` has fewer than 2 dimensions or
-        holds NaN/inf; ``num_heads < 1`` or does not divide ``E``; ``key``
-        or ``value`` has a last dimension other than ``E``; ``key`` and
+        holds NaN/inf; ``num_heads < 1`` or does not divide ``d_model``; ``key``
+        or ``value`` has a last dimension other than ``d_model``; ``key`` and
         ``value`` differ in ``L_k``; the batch dimensions do not broadcast;
-        a weight or bias has a shape other than ``(3E, E)``, ``(E, E)``,
-        ``(3E,)``, ``(E,)``; or ``mask`` does not broadcast to
+        a weight or bias has a shape other than ``(3 * d_model, d_model)``, ``(d_model, d_model)``,
+        ``(3 * d_model,)``, ``(d_model,)``; or ``mask`` does not broadcast to
         ``(..., num_heads, L_q, L_k)``.
 
     Examples
     --------
-    Two heads over ``E = 4``. With identity projections, head 0 compares
+    Two heads over ``d_model = 4``. With identity projections, head 0 compares
     dimensions 0-1 of the rows and head 1 dimensions 2-3, so the two heads
     can attend to different keys:
 
     >>> import numpy as np
     >>> from qkv import multi_head_attention
-    >>> x = np.array([[4.0, 0.0, 0.0, 0.0],    # (L, E) = (3, 4)
+    >>> x = np.array([[4.0, 0.0, 0.0, 0.0],    # (L, d_model) = (3, 4)
     ...               [0.0, 0.0, 4.0, 0.0],
     ...               [4.0, 0.0, 4.0, 0.0]])
     >>> eye = np.eye(4)
     >>> in_proj = np.concatenate([eye, eye, eye])   # [W_q; W_k; W_v]: (12, 4)
     >>> out, weights = multi_head_attention(x, x, x, 2, in_proj, eye)
-    >>> out.shape, weights.shape                    # (L, E), (num_heads, L, L)
+    >>> out.shape, weights.shape                    # (L, d_model), (num_heads, L, L)
     ((3, 4), (2, 3, 3))
     >>> weights[0, 2].round(3).tolist()             # head 0: row 2 matches rows 0 and 2
     [0.5, 0.0, 0.5]
@@ -180,24 +180,24 @@ def multi_head_attention(
     q_in = as_finite_float_array(query, "query")
     k_in = as_finite_float_array(key, "key")
     v_in = as_finite_float_array(value, "value")
-    check_min_ndim(q_in, "query", 2, "(..., L_q, E)")
-    check_min_ndim(k_in, "key", 2, "(..., L_k, E)")
-    check_min_ndim(v_in, "value", 2, "(..., L_k, E)")
+    check_min_ndim(q_in, "query", 2, "(..., L_q, d_model)")
+    check_min_ndim(k_in, "key", 2, "(..., L_k, d_model)")
+    check_min_ndim(v_in, "value", 2, "(..., L_k, d_model)")
     num_heads = check_positive_int(num_heads, "num_heads")
     embed = q_in.shape[-1]
     if embed == 0:
-        raise ValueError(f"E (query's last dimension) must be at least 1, got query shape {q_in.shape}")
+        raise ValueError(f"d_model (query's last dimension) must be at least 1, got query shape {q_in.shape}")
     if embed % num_heads:
         raise ValueError(
-            f"num_heads={num_heads} must divide the embedding size E={embed} (query's last "
-            f"dimension): each head gets E // num_heads dimensions"
+            f"num_heads={num_heads} must divide the model width d_model={embed} (query's last "
+            f"dimension): each head gets d_model // num_heads dimensions"
         )
     for name, arr in (("key", k_in), ("value", v_in)):
         if arr.shape[-1] != embed:
             raise ValueError(
-                f"{name} must have the same last dimension E as query (the packed "
-                f"in_proj_weight projects all three from E), got query shape {q_in.shape} "
-                f"(E={embed}) and {name} shape {arr.shape}"
+                f"{name} must have the same last dimension d_model as query (the packed "
+                f"in_proj_weight projects all three from d_model), got query shape {q_in.shape} "
+                f"(d_model={embed}) and {name} shape {arr.shape}"
             )
     if k_in.shape[-2] != v_in.shape[-2]:
         raise ValueError(
@@ -211,14 +211,14 @@ def multi_head_attention(
             f"batch dimensions do not broadcast: query {q_in.shape}, key {k_in.shape}, "
             f"value {v_in.shape} (only the dimensions before the last two must broadcast)"
         ) from None
-    w_in = _check_matrix(in_proj_weight, "in_proj_weight", (3 * embed, embed), "(3E, E)")
-    w_out = _check_matrix(out_proj_weight, "out_proj_weight", (embed, embed), "(E, E)")
+    w_in = _check_matrix(in_proj_weight, "in_proj_weight", (3 * embed, embed), "(3 * d_model, d_model)")
+    w_out = _check_matrix(out_proj_weight, "out_proj_weight", (embed, embed), "(d_model, d_model)")
     b_in = np.zeros(3 * embed)
     if in_proj_bias is not None:
-        b_in = _check_matrix(in_proj_bias, "in_proj_bias", (3 * embed,), "(3E,)")
+        b_in = _check_matrix(in_proj_bias, "in_proj_bias", (3 * embed,), "(3 * d_model,)")
     b_out = np.zeros(embed)
     if out_proj_bias is not None:
-        b_out = _check_matrix(out_proj_bias, "out_proj_bias", (embed,), "(E,)")
+        b_out = _check_matrix(out_proj_bias, "out_proj_bias", (embed,), "(d_model,)")
     scores_shape = (*batch, num_heads, q_in.shape[-2], k_in.shape[-2])
     if mask is not None:
         try:
@@ -236,14 +236,14 @@ def multi_head_attention(
                 f"shape (..., L_k) goes in as mask[..., None, None, :]"
             )
 
-    w_q, w_k, w_v = np.split(w_in, 3)  # (E, E) each, rows of the packed matrix
-    b_q, b_k, b_v = np.split(b_in, 3)  # (E,) each
-    q = q_in @ w_q.T + b_q  # (..., L_q, E) @ (E, E) -> (..., L_q, E)
-    k = k_in @ w_k.T + b_k  # (..., L_k, E) @ (E, E) -> (..., L_k, E)
-    v = v_in @ w_v.T + b_v  # (..., L_k, E) @ (E, E) -> (..., L_k, E)
-    q_heads = _split_heads(q, num_heads)  # (..., L_q, E) -> (..., h, L_q, d_head)
-    k_heads = _split_heads(k, num_heads)  # (..., L_k, E) -> (..., h, L_k, d_head)
-    v_heads = _split_heads(v, num_heads)  # (..., L_k, E) -> (..., h, L_k, d_head)
+    w_q, w_k, w_v = np.split(w_in, 3)  # (d_model, d_model) each, rows of the packed matrix
+    b_q, b_k, b_v = np.split(b_in, 3)  # (d_model,) each
+    q = q_in @ w_q.T + b_q  # (..., L_q, d_model) @ (d_model, d_model) -> (..., L_q, d_model)
+    k = k_in @ w_k.T + b_k  # (..., L_k, d_model) @ (d_model, d_model) -> (..., L_k, d_model)
+    v = v_in @ w_v.T + b_v  # (..., L_k, d_model) @ (d_model, d_model) -> (..., L_k, d_model)
+    q_heads = _split_heads(q, num_heads)  # (..., L_q, d_model) -> (..., h, L_q, d_head)
+    k_heads = _split_heads(k, num_heads)  # (..., L_k, d_model) -> (..., h, L_k, d_head)
+    v_heads = _split_heads(v, num_heads)  # (..., L_k, d_model) -> (..., h, L_k, d_head)
     # (..., h, L_q, d_head) x (..., h, L_k, d_head) -> (..., h, L_q, d_head), (..., h, L_q, L_k)
     additive = None if mask is None else _check_mask(mask, scores_shape)  # bool -> 0 / -inf
     # The same arithmetic as scaled_dot_product_attention (qkv.attention's core), per head.
@@ -255,6 +255,6 @@ def multi_head_attention(
         1.0 / np.sqrt(q_heads.shape[-1]),
         names=("query @ W_q.T + b_q", "key @ W_k.T + b_k", "value @ W_v.T + b_v"),
     )
-    concat = _merge_heads(heads)  # (..., h, L_q, d_head) -> (..., L_q, E)
-    output = concat @ w_out.T + b_out  # (..., L_q, E) @ (E, E) -> (..., L_q, E)
+    concat = _merge_heads(heads)  # (..., h, L_q, d_head) -> (..., L_q, d_model)
+    output = concat @ w_out.T + b_out  # (..., L_q, d_model) @ (d_model, d_model) -> (..., L_q, d_model)
     return output, weights

@@ -642,9 +642,9 @@ def packed_weights(result: MultiHeadTrainResult) -> tuple[np.ndarray, np.ndarray
             f"multi_head_attention needs num_heads * d_head == d_model == d_out, got "
             f"{width}, {d_model} and {result.w_out.shape[1]}"
         )
-    # (E, h * d_head).T -> (E, E): row block h holds head h, as torch packs it
+    # (d_model, h * d_head).T -> (d_model, d_model): row block h holds head h, as torch packs it
     stacked = [np.concatenate([head[m] for head in result.heads], axis=1).T for m in range(3)]
-    return np.concatenate(stacked, axis=0), result.w_out.T.copy()  # (3E, E), (E, E)
+    return np.concatenate(stacked, axis=0), result.w_out.T.copy()  # (3 * d_model, d_model), (d_model, d_model)
 
 
 def train_heads(
