@@ -114,13 +114,21 @@ def test_a_page_without_companion_cannot_use_parts(tmp_path):
 
 
 def test_declarations_are_checked(tmp_path):
+    """Each mistake in a declaration is named at the companion's line of the declaration."""
     short_alt = 'from parts import figure\n\n@figure("f", alt="A plot.", caption="c")\ndef f():\n    return "<svg/>"\n'
-    with pytest.raises(parts.PartsError, match="figure f: alt text must say what the figure shows"):
+    companion = tmp_path / "docs" / "chapters" / "demo.py"
+    with pytest.raises(parts.PartsError, match=rf"^{companion}:3: figure f: alt text must say what the figure shows"):
         expand(tmp_path, "# Demo\n", companion=short_alt)
-    bad_height = 'from parts import widget\n\n@widget("w", label="l", height="big")\ndef w():\n    return {}\n'
-    with pytest.raises(parts.PartsError, match="widget w: height must be a CSS length"):
+    bad_height = 'from parts import widget\n\n\n@widget("w", label="l", height="big")\ndef w():\n    return {}\n'
+    with pytest.raises(parts.PartsError, match=r"b/docs/chapters/demo.py:4: widget w: height must be a CSS length"):
         parts.load_page(
-            make_docs(tmp_path / "b", "# Demo\n", bad_height) / "chapters" / "demo.md", tmp_path / "b" / "docs"
+            make_docs(tmp_path / "b", "# Demo\n", bad_height) / "chapters" / "demo.md",
+            tmp_path / "b" / "docs",
+        )
+    bad_name = 'from parts import value\n\n@value("Bad-Name")\ndef v():\n    return "1"\n'
+    with pytest.raises(parts.PartsError, match=r"c/docs/chapters/demo.py:3: value 'Bad-Name': names are lowercase"):
+        parts.load_page(
+            make_docs(tmp_path / "c", "# Demo\n", bad_name) / "chapters" / "demo.md", tmp_path / "c" / "docs"
         )
 
 
@@ -155,10 +163,24 @@ def test_the_build_fails_on_an_unknown_part_naming_file_and_line(tmp_path):
 
 
 def test_alt_text_and_captions_count_as_prose(tmp_path):
-    """A number in a figure's alt text that no output shows is caught, at the shortcode's line."""
+    """A number in a figure's alt text, caption or a widget's label that no output shows is
+    caught, at the line of the companion module that declares it, naming the field."""
     from prose_numbers import unchecked_numbers
 
-    companion = COMPANION.replace("lower left to the upper right corner.", "lower left to 0.1234 at the upper right.")
-    docs = make_docs(tmp_path, "# Demo\n\nText.\n\n<!-- qkv:figure demo-line -->\n", companion)
+    companion = (
+        COMPANION.replace("lower left to the upper right corner.", "lower left to 0.1234 at the upper right.")
+        .replace('caption="A line."', 'caption="A line to 0.5678."')
+        .replace('label="Interactive figure: a demo"', 'label="Interactive figure: 0.9012"')
+    )
+    docs = make_docs(
+        tmp_path, "# Demo\n\n<!-- qkv:figure demo-line -->\n\n<!-- qkv:widget demo-widget -->\n", companion
+    )
     page = docs / "chapters" / "demo.md"
-    assert unchecked_numbers(page) == [f"{page}:5: 0.1234 is not in any verified output"]
+    assert unchecked_numbers(page, "docs/chapters/demo.md") == [
+        "docs/chapters/demo.py:6: 0.1234 (in the alt text of figure 'demo-line', shown on docs/chapters/demo.md) "
+        "is not in any verified output",
+        "docs/chapters/demo.py:6: 0.5678 (in the caption of figure 'demo-line', shown on docs/chapters/demo.md) "
+        "is not in any verified output",
+        "docs/chapters/demo.py:14: 0.9012 (in the label of widget 'demo-widget', shown on docs/chapters/demo.md) "
+        "is not in any verified output",
+    ]

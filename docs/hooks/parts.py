@@ -30,9 +30,11 @@ and the page uses each by its one name::
 The build (``hooks.py``) expands the shortcodes, writes ``figures/<name>.svg``
 and ``data/<name>.json``, and fails with ``file:line`` on an unknown name, a
 ``{{ name }}`` that the page's companion does not define, or a malformed
-shortcode. The prose-number check and the notebook generator read the page
-through the same expansion (``expand``), so alt text and captions count as
-prose, and the browser tests find every widget through ``load()``.
+shortcode; a mistake in a declaration is reported at the companion's line.
+The notebook generator reads the page through the same expansion
+(``expand``); the prose-number check reads alt text, captions and labels
+as prose, reported at their declaration's line; the browser tests find
+every widget through ``load()``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from story import MIN_ALT_WORDS
 
 DOCS = Path(__file__).resolve().parent.parent
 
@@ -76,6 +80,7 @@ class Figure:
     alt: str
     caption: str
     width: int
+    line: int = 0  # where the companion module declares it
 
     @property
     def path(self) -> str:
@@ -92,6 +97,7 @@ class Widget:
     data: Callable[[], dict]
     label: str
     height: str
+    line: int = 0  # where the companion module declares it
 
     @property
     def path(self) -> str:
@@ -122,16 +128,37 @@ def _declare(part: Any) -> None:
     _declared.append(part)
 
 
+def _declared_at() -> tuple[str, int]:
+    """(file, line) of the declaration being made: the companion module's
+    ``@figure(...)``, ``@widget(...)`` or ``@value(...)`` line."""
+    frame = sys._getframe(2)
+    return frame.f_code.co_filename, frame.f_lineno
+
+
+def _error(at: tuple[str, int], message: str) -> PartsError:
+    """A PartsError at ``file:line`` of the declaration, the file relative to
+    the working directory where it lies under it (as the tests name files)."""
+    path = Path(at[0])
+    try:
+        path = path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        pass
+    return PartsError(f"{path}:{at[1]}: {message}")
+
+
 def figure(name: str, *, alt: str, caption: str, width: int = 640) -> Callable:
     """Declare a figure: ``draw()`` returns a matplotlib figure or SVG text."""
-    _check_name(name, "figure")
-    if len(alt.split()) < 8:
-        raise PartsError(f"figure {name}: alt text must say what the figure shows (8 words or more), got {alt!r}")
+    at = _declared_at()
+    _check_name(name, "figure", at)
+    if len(alt.split()) < MIN_ALT_WORDS:
+        raise _error(
+            at, f"figure {name}: alt text must say what the figure shows ({MIN_ALT_WORDS} words or more), got {alt!r}"
+        )
     if not caption.strip():
-        raise PartsError(f"figure {name}: a caption is required")
+        raise _error(at, f"figure {name}: a caption is required")
 
     def register(draw: Callable[[], Any]) -> Callable[[], Any]:
-        _declare(Figure(name, draw, alt.strip(), caption.strip(), int(width)))
+        _declare(Figure(name, draw, alt.strip(), caption.strip(), int(width), at[1]))
         return draw
 
     return register
@@ -143,12 +170,13 @@ def widget(name: str, *, label: str, height: str) -> Callable:
     ``label`` names the region for screen readers; ``height`` (a CSS length)
     is reserved before the data loads, so nothing below the widget moves.
     """
-    _check_name(name, "widget")
+    at = _declared_at()
+    _check_name(name, "widget", at)
     if not re.fullmatch(r"\d+(\.\d+)?(rem|em|px)", height):
-        raise PartsError(f"widget {name}: height must be a CSS length such as '24rem', got {height!r}")
+        raise _error(at, f"widget {name}: height must be a CSS length such as '24rem', got {height!r}")
 
     def register(data: Callable[[], dict]) -> Callable[[], dict]:
-        _declare(Widget(name, data, label.strip(), height))
+        _declare(Widget(name, data, label.strip(), height, at[1]))
         return data
 
     return register
@@ -157,7 +185,7 @@ def widget(name: str, *, label: str, height: str) -> Callable:
 def value(name: str) -> Callable:
     """Declare a build-time value: a function returning the text for ``{{ name }}``."""
     if not VALUE_NAME.match(name):
-        raise PartsError(f"value {name!r}: names are lowercase letters, digits and underscores")
+        raise _error(_declared_at(), f"value {name!r}: names are lowercase letters, digits and underscores")
 
     def register(compute: Callable[[], str]) -> Callable[[], str]:
         _declare((name, compute))
@@ -166,9 +194,9 @@ def value(name: str) -> Callable:
     return register
 
 
-def _check_name(name: str, kind: str) -> None:
+def _check_name(name: str, kind: str, at: tuple[str, int]) -> None:
     if not NAME.match(name):
-        raise PartsError(f"{kind} {name!r}: names are lowercase words joined by hyphens, e.g. 'pe-heatmap'")
+        raise _error(at, f"{kind} {name!r}: names are lowercase words joined by hyphens, e.g. 'pe-heatmap'")
 
 
 def _to_svg(fig: Any) -> str:
@@ -325,19 +353,3 @@ def expand_page(page: Path, docs: Path = DOCS) -> str:
     """A page's Markdown as the build sees it: its parts expanded (for tests and tools)."""
     page_parts = load_page(page, docs)
     return expand(page.read_text(encoding="utf-8"), page_parts, f"docs/{page_parts.page}")
-
-
-def as_prose(text: str, page_parts: PageParts) -> str:
-    """``text`` with each known shortcode replaced, on its own line, by the
-    words a reader sees (alt text, caption, label), so the prose checks read
-    them; line numbers stay those of the page."""
-
-    def words(match: re.Match[str]) -> str:
-        if match["kind"] == "figure" and match["name"] in page_parts.figures:
-            fig = page_parts.figures[match["name"]]
-            return f"{match['indent']}{fig.alt} {fig.caption}"
-        if match["kind"] == "widget" and match["name"] in page_parts.widgets:
-            return f"{match['indent']}{page_parts.widgets[match['name']].label}"
-        return match.group(0)
-
-    return SHORTCODE.sub(words, text)

@@ -15,7 +15,8 @@ with spaces, thin or no-break spaces) and any number in scientific notation
 (``1.5e-3``). Exempt: integers below 10,000 written without separators
 (positions, dimensions, "Table 3", years) and numbers with one decimal. Code,
 output blocks, HTML comments, link targets (not their titles) and arXiv ids
-are not prose. Alt text, captions and widget labels are.
+are not prose. Alt text, captions and widget labels are, reported at the
+line of the companion module that declares them.
 
 Notebook pages count too: the markdown cells of ``docs/notebooks/*.py``
 (checked against what their code cells print, run in a fresh interpreter)
@@ -108,14 +109,35 @@ def prose_without_code(lines: list[str]) -> list[str]:
     return _blank(text, NOT_PROSE[1:]).split("\n")
 
 
-def unchecked_in(prose: list[tuple[int, str]], outputs: list[str], where: str, hint: bool = False) -> list[str]:
-    """``where:line: number ...`` for every number in ``prose`` that no output shows."""
+def unchecked_in(
+    prose: list[tuple[int, str]], outputs: list[str], where: str, hint: bool = False, field: str = ""
+) -> list[str]:
+    """``where:line: number ...`` for every number in ``prose`` that no output
+    shows; ``field`` names where in the line it stands ("in the alt text of ...")."""
     problems = []
     suffix = f"; {HOW_TO_FIX}" if hint else ""
     for (number, _), line in zip(prose, prose_without_code([line for _, line in prose])):
         for match in CHECKED_NUMBER.finditer(line):
             if not is_shown(match.group(0), outputs):
-                problems.append(f"{where}:{number}: {match.group(0)} is not in any verified output{suffix}")
+                problems.append(f"{where}:{number}: {match.group(0)}{field} is not in any verified output{suffix}")
+    return problems
+
+
+def unchecked_in_parts(text: str, page_parts: parts.PageParts, outputs: list[str], where: str, hint: bool) -> list[str]:
+    """Numbers in the alt text, caption or label of each figure and widget the
+    page shows, at the line of the companion module that declares it."""
+    companion = where[:-3] + ".py"
+    problems = []
+    for match in parts.SHORTCODE.finditer(text):
+        kind, name = match["kind"], match["name"]
+        declared = (page_parts.figures if kind == "figure" else page_parts.widgets).get(name)
+        if declared is None:
+            continue  # an unknown name is the parts check's to report
+        fields = [("alt text", declared.alt), ("caption", declared.caption)] if kind == "figure" else []
+        fields += [("label", declared.label)] if kind == "widget" else []
+        for field, words in fields:
+            of = f" (in the {field} of {kind} '{name}', shown on {where})"
+            problems += unchecked_in([(declared.line, words)], outputs, companion, hint, of)
     return problems
 
 
@@ -128,10 +150,13 @@ def unchecked_numbers(path: Path, where: str | None = None, hint: bool = False) 
         return unchecked_in_ipynb(path, where or str(path), hint)
     if path.suffix == ".py":
         return unchecked_in_percent_notebook(path, where or str(path), hint)
-    # Shortcodes become the words a reader sees: alt text and captions are prose.
-    text = parts.as_prose(path.read_text(encoding="utf-8"), parts.load_page(path))
+    # Alt text, captions and labels are prose too, reported where they are declared.
+    text = path.read_text(encoding="utf-8")
     blocks, prose = split_page(text)
-    return unchecked_in(prose, verified_outputs(blocks, text), where or str(path), hint)
+    outputs = verified_outputs(blocks, text)
+    where = where or str(path)
+    found = unchecked_in(prose, outputs, where, hint)
+    return found + unchecked_in_parts(text, parts.load_page(path), outputs, where, hint)
 
 
 # --- notebook pages ----------------------------------------------------------------
