@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,67 @@ def test_make_check_refuses_a_missing_page(tmp_path):
     result = run_check(tmp_path, "docs/nope.md")
     assert result.returncode == 2
     assert "usage: make check PAGE=docs/chapters/<name>.md" in result.stderr
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def test_a_broken_anchor_a_misspelling_and_a_short_alt_text_are_named_without_a_traceback(tmp_path):
+    """Issue 27: three faults that used to pass make check (or crash it), each one file:line."""
+    write_tree(
+        tmp_path,
+        {
+            "docs/other.md": "# Other\n\n## A heading\n\nText.\n",
+            "docs/new.md": "# New\n\nSee [the heading](other.md#a-headin).\n\nThe order of teh words.\n\n"
+            "<!-- qkv:figure short -->\n",
+            "docs/new.py": 'from parts import figure\n\n\n@figure("short", alt="A plot.", caption="c")\n'
+            'def short():\n    return "<svg/>"\n',
+        },
+    )
+    started = time.monotonic()
+    result = run_check(tmp_path, "docs/new.md")
+    seconds = time.monotonic() - started
+    out = result.stdout + result.stderr
+    assert result.returncode == 1, out
+    assert "Traceback" not in out, out
+    reported = [line for line in result.stdout.splitlines() if re.match(r"^docs/new\.(md|py):\d+: ", line)]
+    assert len(reported) == 3, out
+    assert reported[0].startswith(
+        "docs/new.md:3: the link to other.md#a-headin names no heading of docs/other.md (its ids include: a-heading"
+    ), out
+    assert reported[1].startswith("docs/new.md:5: teh ==> the"), out
+    assert reported[2].startswith("docs/new.py:4: figure short: alt text must say what the figure shows"), out
+    assert result.stdout.rstrip().splitlines()[-1].startswith("make check: not checked here (make test checks"), out
+    assert seconds <= 10, seconds
+
+
+def test_a_missing_page_a_lint_error_few_cells_and_an_unknown_module_are_named(tmp_path):
+    chapter = (
+        "# Demo\n\n[Gone](nowhere.md).\n\n```python\nimport nosuchpackage\n```\n\nThe value is {{ demo_value }}.\n"
+    )
+    write_tree(
+        tmp_path,
+        {
+            "docs/chapters/demo.md": chapter,
+            "docs/chapters/demo.py": 'import os\nfrom parts import value\n\n\n@value("demo_value")\n'
+            'def demo_value():\n    return "1"\n',
+        },
+    )
+    result = run_check(tmp_path, "docs/chapters/demo.md")
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert "docs/chapters/demo.md:3: the link to nowhere.md names no file of docs/ (nowhere.md not found)" in out
+    assert (
+        "docs/chapters/demo.md:1: the chapter's notebook has 2 code cells (its install cell counted); it needs" in out
+    )
+    assert re.search(r"^docs/chapters/demo\.py:1:8: F401 \[\*\] `os` imported but unused$", out, re.M), out
+    assert re.search(
+        r"^docs/chapters/demo\.md:6: the block at line 5 raised: ModuleNotFoundError: No module named "
+        r"'nosuchpackage'; a block may import the standard library, numpy, qkv, .* To use another package: add it",
+        out,
+        re.M,
+    ), out

@@ -4,11 +4,10 @@ tests/support/spelling_words.txt (pyproject.toml's [tool.codespell])."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from needs import available, require
+from page_checks import codespell_findings
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKED = ("docs", "src", "README.md", "CONTRIBUTING.md")
@@ -16,22 +15,9 @@ WORDS = "tests/support/spelling_words.txt"
 
 
 def misspellings(*paths: str | Path) -> list[str]:
-    """codespell's findings in ``paths``, one ``file:line: word ==> fix`` each.
-
-    Run from the repository root, so codespell reads pyproject.toml's
-    [tool.codespell] (the word list) as it does on the command line.
-    """
+    """codespell's findings in ``paths``, one ``file:line: word ==> fix`` each."""
     require(available("codespell_lib"), "codespell is not installed: `pip install -e '.[test]'` installs it")
-    result = subprocess.run(
-        [sys.executable, "-m", "codespell_lib", *map(str, paths)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    found = [line for line in result.stdout.splitlines() if line.strip()]
-    if result.returncode not in (0, 65) or (result.returncode == 65) != bool(found):
-        raise RuntimeError(f"codespell exited {result.returncode}:\n{result.stdout}{result.stderr}")
-    return found
+    return codespell_findings(*paths)
 
 
 def report(found: list[str]) -> str:

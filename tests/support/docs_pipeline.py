@@ -253,8 +253,10 @@ class BlockEvaluator:
         if answer["status"] == "error":
             line = answer["line"] or self.block.start
             what = "exited (SystemExit); a block must not exit" if answer["exit"] else "raised"
+            hint = needs.import_hint(answer["error"])
             return (
-                f"{path}:{line}: the block at line {self.block.start} {what}: {answer['error']}\n{answer['traceback']}"
+                f"{path}:{line}: the block at line {self.block.start} {what}: {answer['error']}{hint}\n"
+                f"{answer['traceback']}"
             )
         return self.compare(path, normalise_output(answer["stdout"]))
 

@@ -82,3 +82,24 @@ def require_modules(*modules: str) -> None:
     """For a test module or fixture: skip (fail in CI) unless every module is importable."""
     for module in modules:
         require(available(module), OPTIONAL.get(module, f"needs {module}, which is not installed"))
+
+
+#: What a page's block may import, beyond the standard library: what ``make
+#: install`` installs for the blocks (pyproject.toml's extras) and OPTIONAL.
+BLOCK_PACKAGES = ("numpy", "qkv", "matplotlib", "duckdb", "psycopg")
+
+
+def import_hint(error: str) -> str:
+    """For a block that raised ``error``: if a module was not found, which
+    packages a block may import and how to add one; else ""."""
+    if not error.startswith("ModuleNotFoundError"):
+        return ""
+    return (
+        "; a block may import the standard library, "
+        + ", ".join(BLOCK_PACKAGES)
+        + " and, where installed, "
+        + ", ".join(OPTIONAL)
+        + " (tests/support/needs.py). To use another package: add it to the test extra in pyproject.toml and "
+        "run `make lock`; if pip cannot install it everywhere, add it to OPTIONAL in tests/support/needs.py and "
+        "install it in .ci/run"
+    )
