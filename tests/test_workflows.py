@@ -206,3 +206,47 @@ def test_ci_run_pins_torch_and_its_dependencies():
     }
     for package in ("torch", "transformers", "rotary-embedding-torch", "einops", "huggingface-hub", "tokenizers"):
         assert package in pinned, f"constraints-torch.txt does not pin {package}"
+
+
+def canary_problems(doc: dict, script: str) -> list[str]:
+    """The canary runs weekly and by hand, installs without the lock, runs
+    make test through .ci/canary, and only its report job may write issues."""
+    problems = []
+    triggers = doc.get("on") or {}
+    if "schedule" not in triggers or "workflow_dispatch" not in triggers:
+        problems.append("canary.yml must run on a schedule and by hand (workflow_dispatch)")
+    runs = " ".join(step.get("run", "") for job in doc["jobs"].values() for step in job.get("steps", []))
+    if "bash .ci/canary" not in runs:
+        problems.append("canary.yml does not run .ci/canary")
+    commands = [line for line in script.splitlines() if not line.lstrip().startswith("#")]
+    if any("constraints" in line for line in commands):
+        problems.append(".ci/canary installs with constraints: the canary must take the newest releases")
+    if not any("make test" in line for line in commands):
+        problems.append(".ci/canary does not run make test")
+    for job_id, job in doc["jobs"].items():
+        writes = (job.get("permissions") or {}).get("issues") == "write"
+        if writes and (job.get("if") != "failure()" or "gh issue" not in str(job.get("steps"))):
+            problems.append(f"canary.yml: job {job_id} may write issues but is not the report job run on failure")
+        if not writes and "gh issue" in str(job.get("steps")):
+            problems.append(f"canary.yml: job {job_id} reports to an issue without issues: write")
+    return problems
+
+
+def test_the_canary_takes_the_newest_releases_and_reports_one_issue():
+    doc = load(WORKFLOWS / "canary.yml")
+    assert canary_problems(doc, (ROOT / ".ci" / "canary").read_text(encoding="utf-8")) == []
+
+
+def test_canary_rules_catch_planted_faults():
+    doc = load(WORKFLOWS / "canary.yml")
+    doc["on"] = {"push": None}
+    doc["jobs"]["newest"]["permissions"]["issues"] = "write"
+    doc["jobs"]["newest"]["steps"] = [{"run": "make test"}]
+    script = "pip install -c constraints.txt -e .\npytest\n"
+    assert canary_problems(doc, script) == [
+        "canary.yml must run on a schedule and by hand (workflow_dispatch)",
+        "canary.yml does not run .ci/canary",
+        ".ci/canary installs with constraints: the canary must take the newest releases",
+        ".ci/canary does not run make test",
+        "canary.yml: job newest may write issues but is not the report job run on failure",
+    ]
