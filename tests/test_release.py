@@ -94,3 +94,21 @@ def test_constraints_torch_is_current(capsys):
     generated = capsys.readouterr().out
     committed = (ROOT / "constraints-torch.txt").read_text(encoding="utf-8")
     assert committed == generated, "constraints-torch.txt differs from the installed packages: run `make lock`"
+
+
+def test_pre_commit_hooks_match_the_lock():
+    config = (ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    constraints = (ROOT / "constraints.txt").read_text(encoding="utf-8")
+    assert lock.pre_commit_drift(config, constraints) == []
+
+
+def test_a_pre_commit_hook_off_the_lock_is_named():
+    config = (
+        "repos:\n  - repo: https://github.com/astral-sh/ruff-pre-commit\n    rev: v0.1.0\n    hooks: [{id: ruff}]\n"
+        "  - repo: https://github.com/psf/black\n    rev: 24.1.0\n    hooks: [{id: black}]\n"
+    )
+    assert lock.pre_commit_drift(config, "ruff==0.17.6\ncodespell==2.4.3\n") == [
+        "https://github.com/astral-sh/ruff-pre-commit is at v0.1.0, but constraints.txt pins ruff==0.17.6; "
+        "set rev: v0.17.6",
+        "https://github.com/psf/black: not a hook the lock pins; add it to PRE_COMMIT_PACKAGES in lock.py",
+    ]

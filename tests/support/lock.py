@@ -58,3 +58,31 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+#: The pre-commit hook repositories of .pre-commit-config.yaml and the
+#: package of constraints.txt each runs.
+PRE_COMMIT_PACKAGES = {
+    "https://github.com/astral-sh/ruff-pre-commit": "ruff",
+    "https://github.com/codespell-project/codespell": "codespell",
+}
+
+
+def pre_commit_drift(config: str, constraints: str) -> list[str]:
+    """Each hook of ``config`` (.pre-commit-config.yaml) whose version is not
+    the one ``constraints`` (constraints.txt) pins, or that the lock lacks."""
+    import yaml
+
+    pinned = dict(line.split("==", 1) for line in constraints.splitlines() if "==" in line and not line.startswith("#"))
+    pinned = {name.lower(): version.strip() for name, version in pinned.items()}
+    problems = []
+    for repo in yaml.safe_load(config).get("repos", []):
+        package = PRE_COMMIT_PACKAGES.get(repo["repo"])
+        if package is None:
+            problems.append(f"{repo['repo']}: not a hook the lock pins; add it to PRE_COMMIT_PACKAGES in lock.py")
+        elif repo["rev"].removeprefix("v") != pinned.get(package):
+            problems.append(
+                f"{repo['repo']} is at {repo['rev']}, but constraints.txt pins {package}=={pinned.get(package)}; "
+                f"set rev: v{pinned.get(package)}"
+            )
+    return problems
