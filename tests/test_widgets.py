@@ -123,22 +123,79 @@ def test_attention_explorer_matches_the_library_at_every_scale(browser, site_url
     assert not problems, problems
 
 
-def test_quiz_gives_feedback_for_right_and_wrong_answers(browser, site_url):
-    page, context, problems = open_page(browser, site_url + "chapters/embeddings/", scheme="light", width=1280)
+def _first_quiz(browser, site_url, scheme):
+    page, context, problems = open_page(browser, site_url + "chapters/embeddings/", scheme=scheme, width=1280)
     quiz = page.locator(".quiz[data-ready=true]").first
-    buttons = quiz.locator("button.qkv-choice")
-    letters = [b.get_attribute("data-letter") for b in buttons.all()]
-    explanation = quiz.locator("details")
-    assert not explanation.is_visible()  # hidden until the reader answers
     right = quiz.get_attribute("data-answer")  # read by the script from "Answer: X"
-    assert right in letters
-    wrong = next(letter for letter in letters if letter != right)
-    quiz.locator(f"button[data-letter={wrong}]").click()
-    assert "Not quite" in quiz.locator(".qkv-feedback").inner_text()
-    assert explanation.is_visible()
+    letters = [b.get_attribute("data-letter") for b in quiz.locator("button.qkv-choice").all()]
+    assert right in letters and len(letters) >= 3, letters
+    wrong = [letter for letter in letters if letter != right]
+    return page, context, problems, quiz, right, wrong
+
+
+def _shown(quiz) -> dict:
+    """What the reader sees of a quiz: feedback, explanation, its style, the reveal button."""
+    details = quiz.locator("details")
+    return {
+        "feedback": quiz.locator(".qkv-feedback").inner_text(),
+        "explained": details.is_visible(),
+        "success": "success" in (details.get_attribute("class") or ""),
+        "reveal": quiz.locator("button.qkv-reveal").is_visible(),
+    }
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_wrong_pick_shows_its_hint_and_the_reader_tries_again(browser, site_url, scheme):
+    """Wrong then right: the hint names the misconception, the answer stays hidden, then Correct."""
+    page, context, problems, quiz, right, wrong = _first_quiz(browser, site_url, scheme)
+    assert not quiz.locator("details").is_visible()  # hidden until the reader answers
+    pick = quiz.locator(f"button[data-letter={wrong[0]}]")
+    hint = pick.get_attribute("data-hint")
+    assert hint, f"choice {wrong[0]} of the first quiz has no hint"
+    pick.click()
+    shown = _shown(quiz)
+    assert shown["feedback"].startswith(f"Not quite ({wrong[0]}). {hint}"), shown
+    assert right not in shown["feedback"].split(")")[1].split() and not shown["explained"], shown
+    assert "qkv-wrong" in pick.get_attribute("class") and not shown["reveal"], shown
+    quiz.locator(f"button[data-letter={right}]").click()
+    shown = _shown(quiz)
+    assert shown["feedback"] == f"Correct: {right}." and shown["explained"] and shown["success"], shown
+    context.close()
+    assert not problems, problems
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_two_wrong_picks_offer_the_answer_never_styled_as_success(browser, site_url, scheme):
+    page, context, problems, quiz, right, wrong = _first_quiz(browser, site_url, scheme)
+    quiz.locator(f"button[data-letter={wrong[0]}]").click()
+    assert not _shown(quiz)["reveal"]
+    quiz.locator(f"button[data-letter={wrong[1]}]").click()
+    shown = _shown(quiz)
+    assert shown["reveal"] and not shown["explained"], shown
+    quiz.locator("button.qkv-reveal").click()
+    shown = _shown(quiz)
+    assert shown["feedback"] == f"The answer is {right}." and shown["explained"], shown
+    assert not shown["success"], "an answer the reader asked for is styled as a success"
+    answer = quiz.locator(f"button[data-letter={right}]").get_attribute("class")
+    assert "qkv-answer" in answer and "qkv-right" not in answer, answer
+    context.close()
+    assert not problems, problems
+
+
+def test_a_quiz_works_from_the_keyboard_alone(browser, site_url):
+    page, context, problems, quiz, right, wrong = _first_quiz(browser, site_url, "light")
+    buttons = quiz.locator("button.qkv-choice")
+    buttons.first.focus()
+    letters = [b.get_attribute("data-letter") for b in buttons.all()]
+    for letter in letters:  # Tab from choice to choice; Enter on the first wrong one, then the right one
+        if letter == wrong[0]:
+            page.keyboard.press("Enter")
+            assert quiz.locator(".qkv-feedback").inner_text().startswith(f"Not quite ({letter})")
+        page.keyboard.press("Tab")
     quiz.locator(f"button[data-letter={right}]").focus()
     page.keyboard.press("Enter")
-    assert quiz.locator(".qkv-feedback").inner_text().startswith("Correct")
+    assert quiz.locator(".qkv-feedback").inner_text() == f"Correct: {right}."
+    assert quiz.locator(".qkv-feedback").get_attribute("aria-live") == "polite"
     context.close()
     assert not problems, problems
 

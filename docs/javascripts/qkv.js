@@ -304,10 +304,17 @@
   }
 
   /* ------------------------------------------------------------------ *
-   * Quizzes: choices become buttons; the explanation opens on answer.    *
+   * Quizzes: choices become buttons. A wrong pick is marked wrong and   *
+   * shows its hint (the nested list item under that choice, naming the  *
+   * misconception); the reader tries again. The explanation opens on    *
+   * the right pick, or on "Show the answer" after two wrong picks, and  *
+   * then it is not styled as a success. Without JavaScript, the hints   *
+   * stay hidden (qkv.css) and the answer stays a collapsible box.        *
    * ------------------------------------------------------------------ */
+  var SHOW_AFTER = 2; // wrong picks before "Show the answer" is offered
+
   function mountQuizzes() {
-    document.querySelectorAll(".quiz").forEach(function (quiz, number) {
+    document.querySelectorAll(".quiz").forEach(function (quiz) {
       if (quiz.getAttribute("data-ready")) return;
       var details = quiz.querySelector("details");
       var list = quiz.querySelector("ul");
@@ -321,29 +328,58 @@
       if (question) question.parentElement.id = questionId;
       var feedback = el("p", { class: "qkv-feedback", role: "status", "aria-live": "polite" });
       var group = el("div", { class: "qkv-choices", role: "group", "aria-labelledby": questionId });
+      var reveal = el("button", { type: "button", class: "qkv-reveal", text: "Show the answer" });
+      reveal.hidden = true;
+      var wrongPicks = 0;
+      var done = false;
+
+      function say(text, kind) {
+        feedback.textContent = text;
+        feedback.className = "qkv-feedback" + (kind ? " " + kind : "");
+      }
+      function explain(asSuccess) {
+        done = true;
+        reveal.hidden = true;
+        if (!asSuccess) details.classList.replace("success", "info");
+        details.hidden = false;
+        details.open = true;
+      }
+
       Array.prototype.forEach.call(list.children, function (item) {
-        var text = item.textContent.trim();
-        var letter = text.charAt(0);
+        var hintList = item.querySelector("ul");
+        var hint = hintList ? hintList.textContent.trim() : "";
+        if (hintList) hintList.remove();
+        var letter = item.textContent.trim().charAt(0);
         var button = el("button", { type: "button", class: "qkv-choice", "aria-pressed": "false", "data-letter": letter });
+        if (hint) button.setAttribute("data-hint", hint);
         while (item.firstChild) button.appendChild(item.firstChild);
         button.addEventListener("click", function () {
-          group.querySelectorAll("button").forEach(function (b) {
-            b.setAttribute("aria-pressed", b === button ? "true" : "false");
-            b.classList.remove("qkv-right", "qkv-wrong");
-          });
-          var right = letter === answer;
-          button.classList.add(right ? "qkv-right" : "qkv-wrong");
-          feedback.textContent = right ? "Correct: " + answer + "." : "Not quite: you chose " + letter + "; the answer is " + answer + ".";
-          feedback.className = "qkv-feedback " + (right ? "qkv-right" : "qkv-wrong");
-          details.hidden = false;
-          details.open = true;
+          if (done || button.getAttribute("aria-pressed") === "true") return;
+          button.setAttribute("aria-pressed", "true");
+          if (letter === answer) {
+            button.classList.add("qkv-right");
+            say("Correct: " + answer + ".", "qkv-right");
+            explain(true);
+            return;
+          }
+          wrongPicks += 1;
+          button.classList.add("qkv-wrong");
+          say("Not quite (" + letter + "). " + (hint || "Think again.") + " Try another choice.", "qkv-wrong");
+          if (wrongPicks >= SHOW_AFTER) reveal.hidden = false;
         });
         group.appendChild(button);
       });
+      reveal.addEventListener("click", function () {
+        var right = group.querySelector('button[data-letter="' + answer + '"]');
+        if (right) right.classList.add("qkv-answer");
+        say("The answer is " + answer + ".", "qkv-shown");
+        explain(false);
+      });
       list.replaceWith(group);
       summary.textContent = "Explanation";
-      details.hidden = true; // shown once the reader has answered
+      details.hidden = true; // shown once the reader has found or asked for the answer
       group.after(feedback);
+      feedback.after(reveal);
       quiz.setAttribute("data-answer", answer);
       quiz.setAttribute("data-ready", "true");
     });

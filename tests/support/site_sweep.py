@@ -322,7 +322,8 @@ STYLED = """() => ({
 })"""
 
 # Use every widget and quiz on the page once, as a reader would: pick the last
-# option, move each slider to its end, press each button, click each canvas.
+# option, move each slider to its end, press each button (every quiz choice,
+# then its reveal button), click each canvas.
 USE_WIDGETS = """() => {
     let used = 0;
     for (const root of document.querySelectorAll('.qkv-widget, .quiz')) {
@@ -336,9 +337,15 @@ USE_WIDGETS = """() => {
             range.dispatchEvent(new Event('input', {bubbles: true}));
             used++;
         }
-        const buttons = root.classList.contains('quiz')
-            ? [...root.querySelectorAll('button')].slice(0, 1) : root.querySelectorAll('button');
-        for (const button of buttons) { button.click(); used++; }
+        // A quiz: every choice in turn (wrong picks show hints; after two, the
+        // reveal button appears), then the reveal button if it is offered.
+        for (const button of root.querySelectorAll('button')) {
+            if (button.hidden) continue;
+            button.click(); used++;
+        }
+        for (const button of root.querySelectorAll('button.qkv-reveal')) {
+            if (!button.hidden) { button.click(); used++; }
+        }
         for (const canvas of root.querySelectorAll('canvas')) {
             const box = canvas.getBoundingClientRect();
             canvas.dispatchEvent(new MouseEvent('click', {bubbles: true,
