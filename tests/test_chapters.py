@@ -71,7 +71,13 @@ def test_a_short_quiz_is_named(tmp_path):
 def test_a_wrong_answer_letter_is_named(tmp_path):
     text = WELL_FORMED.replace('Answer: B"', 'Answer: C"', 1)
     assert problems_of(tmp_path, text) == ["page.md:19: quiz question 1: the answer C is not one of its choices"]
-    assert quiz(text)[0] == {"line": 19, "question": "**1. Q?**", "choices": ["A", "B"], "answer": "C"}
+    assert quiz(text)[0] == {
+        "line": 19,
+        "question": "**1. Q?**",
+        "choices": ["A", "B"],
+        "answer": "C",
+        "texts": {"A": {"text": "x", "hint": ""}, "B": {"text": "y", "hint": ""}},
+    }
 
 
 def test_a_hand_written_image_is_named(tmp_path):

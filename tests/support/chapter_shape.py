@@ -51,8 +51,33 @@ def story_problems(text: str, where: str) -> list[str]:
     return problems
 
 
+#: A choice's hint: a list item nested under the choice (four spaces in).
+HINT = re.compile(r"^    - (?P<hint>\S.*)$")
+
+
+def choice_texts(body: str) -> dict[str, dict[str, str]]:
+    """Each choice of a quiz body: its text and its hint ("" if none)."""
+    choices: dict[str, dict[str, str]] = {}
+    current = None
+    for line in body.splitlines():
+        choice = re.match(r"^- (?P<letter>[A-E])\.\s+(?P<text>\S.*)$", line)
+        hint = HINT.match(line)
+        if choice:
+            current = choices.setdefault(choice["letter"], {"text": choice["text"].strip(), "hint": ""})
+        elif hint and current is not None:
+            current["hint"] = (current["hint"] + " " + hint["hint"]).strip()
+        elif current is not None and line.startswith("      ") and current["hint"]:
+            current["hint"] += " " + line.strip()  # a hint wrapped onto the next line
+        elif current is not None and line.startswith("  ") and not line.startswith("    ") and line.strip():
+            current["text"] += " " + line.strip()  # a choice wrapped onto the next line
+        elif not line.strip() or line.startswith("???"):
+            current = None if line.startswith("???") else current
+    return choices
+
+
 def quiz(text: str) -> list[dict]:
-    """Each question: its line, text, choice letters and answer letter."""
+    """Each question: its line, text, choice letters, answer letter, and
+    each choice's text and hint."""
     questions = []
     for match in QUIZ.finditer(text):
         body = match["body"]
@@ -64,6 +89,7 @@ def quiz(text: str) -> list[dict]:
                 "question": question.group(0) if question else None,
                 "choices": CHOICE.findall(body),
                 "answer": answer["letter"] if answer else None,
+                "texts": choice_texts(body),
             }
         )
     return questions
