@@ -1,5 +1,5 @@
 """Spelling of the prose and the code: codespell over docs/, src/, README.md
-and CONTRIBUTING.md, with the project's own words in
+and CONTRIBUTING.md and TESTING.md, with the project's own words in
 tests/support/spelling_words.txt (pyproject.toml's [tool.codespell])."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from needs import available, require
 from page_checks import codespell_findings
 
 ROOT = Path(__file__).resolve().parent.parent
-CHECKED = ("docs", "src", "README.md", "CONTRIBUTING.md")
+CHECKED = ("docs", "src", "README.md", "CONTRIBUTING.md", "TESTING.md")
 WORDS = "tests/support/spelling_words.txt"
 
 
