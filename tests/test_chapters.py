@@ -142,3 +142,34 @@ def test_unwrapping_a_deeper_box_dedents_its_body_and_keeps_other_boxes():
         "# t\n\n**Deeper: why the axes matter to Adam**\n\nA caveat.\n\n```python\nx = 1\n```\n"
         '\nAfter.\n\n??? success "Answer: B"\n\n    Why.\n'
     )
+
+
+ASIDE = (
+    "---\nkind: aside\n---\n\n# An aside\n\n"
+    + "\n\n".join(f"## {name}" for name, _ in story.ASIDE_SECTIONS)
+    + "\n\n"
+    + "\n".join(
+        f'<div class="quiz" markdown>\n\n**{n}. Q?**\n\n- A. x\n- B. y\n\n??? success "Answer: B"\n\n    Why.\n\n</div>\n'
+        for n in range(1, 4)
+    )
+)
+
+
+def test_an_aside_needs_five_sections_and_three_questions(tmp_path):
+    assert [name for name, _ in story.ASIDE_SECTIONS] == [
+        "The problem",
+        "The idea",
+        "The code",
+        "Check your understanding",
+        "Further reading",
+    ]
+    assert problems_of(tmp_path, ASIDE) == []
+    assert problems_of(tmp_path, ASIDE.replace("kind: aside", "kind: chapter"))[:1] == [
+        "page.md:9: missing the section '## The numbers by hand' (a small example worked by hand, every number "
+        "shown); add it after this line"
+    ]
+    short = ASIDE.split('<div class="quiz"')
+    assert problems_of(tmp_path, '<div class="quiz"'.join(short[:3])) == [
+        'page.md:30: the quiz has 2 question(s); write at least 3, each in its own <div class="quiz" markdown> '
+        "(format in CONTRIBUTING.md)"
+    ]

@@ -23,6 +23,25 @@ SECTIONS = (
 #: "analogy" and "analogies").
 SECTION_PREFIXES = tuple(name.removesuffix("y") if name.endswith("analogy") else name for name, _ in SECTIONS)
 MIN_QUESTIONS = 7
+#: An aside is a short page beside the chapters (front matter ``kind: aside``):
+#: one idea, a few blocks, a quiz of at least MIN_ASIDE_QUESTIONS, and these
+#: sections in this order (others may sit between them).
+ASIDE = "aside"
+ASIDE_SECTIONS = tuple(
+    (name, purpose)
+    for name, purpose in SECTIONS
+    if name in {"The problem", "The idea", "The code", "Check your understanding", "Further reading"}
+)
+MIN_ASIDE_QUESTIONS = 3
+FRONT_MATTER = re.compile(r"\A---\n(?P<yaml>.*?)\n---\n", re.DOTALL)
+
+
+def page_kind(text: str) -> str:
+    """``"aside"`` when the page's front matter says ``kind: aside``, else ``"chapter"``."""
+    match = FRONT_MATTER.match(text)
+    if match and re.search(r"^kind:\s*aside\s*$", match["yaml"], re.MULTILINE):
+        return ASIDE
+    return "chapter"
 #: Words of alt text a figure needs at least (say what it shows).
 MIN_ALT_WORDS = 8
 #: A placeholder left by ``make chapter``: the tests name each one until it is replaced.

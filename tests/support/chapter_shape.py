@@ -29,11 +29,15 @@ def _line(text: str, offset: int) -> int:
 
 
 def story_problems(text: str, where: str) -> list[str]:
-    """Missing or misplaced story sections (H2 headings outside code blocks)."""
+    """Missing or misplaced story sections (H2 headings outside code blocks):
+    a chapter's eight, or an aside's five (front matter ``kind: aside``)."""
     _, prose = split_page(text)
     headings = [(number, m["title"]) for number, line in prose if (m := HEADING.match(line))]
     problems, after, after_line = [], -1, 1
-    for (name, purpose), prefix in zip(story.SECTIONS, story.SECTION_PREFIXES):
+    sections = story.ASIDE_SECTIONS if story.page_kind(text) == story.ASIDE else story.SECTIONS
+    prefixes = dict(zip((name for name, _ in story.SECTIONS), story.SECTION_PREFIXES))
+    for name, purpose in sections:
+        prefix = prefixes[name]
         found = [i for i, (_, title) in enumerate(headings) if title.startswith(prefix)]
         if not found:
             problems.append(
@@ -42,7 +46,7 @@ def story_problems(text: str, where: str) -> list[str]:
         elif found[0] < after:
             problems.append(
                 f"{where}:{headings[found[0]][0]}: '## {name}' comes before the section it should "
-                f"follow; the order is: {', '.join(n for n, _ in story.SECTIONS)}"
+                f"follow; the order is: {', '.join(n for n, _ in sections)}"
             )
         else:
             after, after_line = found[0], headings[found[0]][0]
@@ -98,11 +102,12 @@ def quiz(text: str) -> list[dict]:
 def quiz_problems(text: str, where: str) -> list[str]:
     questions = quiz(text)
     problems = []
-    if len(questions) < story.MIN_QUESTIONS:
+    least = story.MIN_ASIDE_QUESTIONS if story.page_kind(text) == story.ASIDE else story.MIN_QUESTIONS
+    if len(questions) < least:
         line = questions[-1]["line"] if questions else 1
         problems.append(
             f"{where}:{line}: the quiz has {len(questions)} question(s); write at least "
-            f'{story.MIN_QUESTIONS}, each in its own <div class="quiz" markdown> (format in CONTRIBUTING.md)'
+            f'{least}, each in its own <div class="quiz" markdown> (format in CONTRIBUTING.md)'
         )
     for number, q in enumerate(questions, 1):
         at = f"{where}:{q['line']}: quiz question {number}"
