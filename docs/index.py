@@ -225,5 +225,6 @@ for _chapter in (
     "relative-positions",
     "attention-sql",
     "scale",
+    "model-size",
 ):
     value("minutes_" + _chapter.replace("-", "_"))(lambda chapter=_chapter: _minutes(chapter))
