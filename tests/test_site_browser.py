@@ -275,6 +275,42 @@ def test_a_chapter_over_its_screens_is_named_with_what_to_do(browser, planted):
         assert problems == [], problems
 
 
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+@pytest.mark.parametrize("width_name", list(WIDTHS))
+def test_figure_text_is_at_least_10_px_on_screen(sweep, built_site, width_name, path):
+    """Every text of every figure, at the width the page shows it on a phone
+    and on a desktop, is at least 10 CSS px (tests/support/figure_text.py)."""
+    from urllib.parse import urlsplit
+
+    from figure_text import small_text
+
+    found = sweep.findings(path, f"light-{width_name}")
+    problems = []
+    for src, shown in found.figures:
+        local = built_site / urlsplit(src).path.removeprefix("/qkv/")
+        if local.suffix == ".svg":
+            problems += small_text(local.stem, local.read_text(encoding="utf-8"), shown, WIDTHS[width_name])
+    assert not problems, "\n".join(f"/{path}: {p}" for p in problems)
+
+
+def test_a_figure_with_small_text_is_named():
+    """The figure check's guard: a planted figure with 7-unit text in a
+    640-unit-wide figure, shown 358 px wide on a phone, is 3.9 px: named."""
+    from figure_text import small_text
+
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 640 200" width="640pt"><g>'
+        '<text style="font-size: 12px">title</text><text style="font-size: 7px">tiny tick</text></g></svg>'
+    )
+    assert small_text("planted", svg, 358, 390) == [
+        "figure planted: 2 of its 2 texts render under 10 px at 390 px wide, the smallest 'tiny tick' at 3.9 px "
+        "(font 7 in a figure 640 units wide, shown 358 px wide); draw it narrower or with larger fonts, or serve "
+        "a narrow variant"
+    ]
+    assert small_text("planted", svg, 1280, 1280) == []  # the same figure shown 1280 px wide: 14 px
+    assert small_text("planted", svg.replace("7px", "22px").replace("12px", "20px"), 358, 390) == []
+
+
 #: A long page whose block at paragraph 30 grows by 300 px once the reader has
 #: it in the upper part of the window, pushing down what they are reading.
 GROWING = """<!doctype html><meta name=viewport content="width=device-width">

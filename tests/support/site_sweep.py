@@ -461,6 +461,7 @@ class PageFindings:
     math_widths: list[float] = field(default_factory=list)
     overflow: int = 0
     height: int = 0  # the page's scroll height, every deferred block rendered, collapsed boxes closed
+    figures: list[tuple[str, float]] = field(default_factory=list)  # (src, shown width in CSS px) of each figure
     axe: list[str] | None = None  # desktop only
     axe_problems: list[str] = field(default_factory=list)
     reading_shift: float | None = None  # chapters, light only
@@ -560,6 +561,10 @@ class Sweep:
             )
             found.overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             found.height = page_height(page)
+            found.figures = page.eval_on_selector_all(
+                "article figure img, article picture img",
+                "els => els.map(e => [e.currentSrc || e.src, e.getBoundingClientRect().width])",
+            )
             for name in widgets:
                 found.widgets[name].overflow = found.overflow
             step("geometry")
