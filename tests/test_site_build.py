@@ -70,6 +70,49 @@ def test_no_tex_left_unconverted(built_site):
         assert 'class="arithmatex"' not in text, f"{path}: math left for a JavaScript renderer"
 
 
+#: What a formula left as TeX, or MathML flattened to text, looks like where only text is shown.
+TEX_AS_TEXT = re.compile(r"\\[()\[\]]|\$|\\(?:text|frac|sqrt|top|cdot)|<math")
+
+
+def _text_titles(built_site: Path) -> list[tuple[str, str]]:
+    """(where, text) of everything a reader sees as plain text naming a
+    heading: tab titles, table-of-contents links, search-index titles."""
+    import json
+
+    found = []
+    for path in built_site.rglob("index.html"):
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(built_site).as_posix()
+        found += [(f"{where} <title>", t) for t in re.findall(r"<title>(.*?)</title>", text, re.DOTALL)]
+        for nav in re.findall(r'<nav class="md-nav md-nav--secondary".*?</nav>', text, re.DOTALL):
+            found += [
+                (f"{where} table of contents", t) for t in re.findall(r'md-ellipsis">\s*(.*?)\s*</span>', nav, re.S)
+            ]
+    index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    found += [(f"search index {doc['location']}", doc["title"]) for doc in index["docs"]]
+    return found
+
+
+def test_headings_show_no_tex_in_the_toc_the_tab_title_or_search(built_site):
+    """A formula in a heading becomes text (O(L² d)), never TeX or flattened MathML ('O(L2d)')."""
+    titles = _text_titles(built_site)
+    assert any("O(L² d)" in text for where, text in titles if where.startswith("search index")), titles[:5]
+    bad = [f"{where}: {text!r}" for where, text in titles if TEX_AS_TEXT.search(text) or "O(L2d)" in text]
+    assert not bad, "\n".join(bad)
+
+
+def test_a_heading_formula_becomes_text():
+    import hooks
+
+    assert hooks.tex_as_text(r"O(L^2 d)") == "O(L² d)"
+    assert hooks.tex_as_text(r"d_{\text{model}}") == "d_model"
+    assert hooks.tex_as_text(r"\sqrt{d_k}") == "√d_k"
+    assert hooks.tex_as_text(r"Q K^\top") == "Q Kᵀ"
+    html = '<h3 id="x">Why attention costs <span class="arithmatex">\\(O(L^2 d)\\)</span></h3>'
+    assert hooks._headings_as_text(html) == '<h3 id="x">Why attention costs O(L² d)</h3>'
+    assert TEX_AS_TEXT.search("Why attention costs \\(O(L^2 d)\\)")  # the planted fault: what the TOC showed
+
+
 def test_figures_are_byte_stable(built_site):
     """Each figure drawn again equals the one the build wrote (the build is the
     first drawing: two builds give the same bytes)."""

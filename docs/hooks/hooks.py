@@ -214,7 +214,52 @@ def on_page_markdown(markdown: str, page, config, files):
     return under_title(markdown, page.file.src_uri)
 
 
+_SUPERSCRIPTS = dict(zip("0123456789+-=()ni", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱ"))
+_SYMBOLS = {"cdot": "·", "times": "×", "infty": "∞", "ldots": "…"}
+_HEADING = re.compile(r"<h(?P<n>[1-6])\b(?P<attrs>[^>]*)>(?P<body>.*?)</h(?P=n)>", re.DOTALL)
+
+
+def tex_as_text(tex: str) -> str:
+    """A heading's formula as plain text, for the table of contents, the tab
+    title and the search index, which show text, not MathML:
+    ``O(L^2 d)`` -> ``O(L² d)``, ``d_{\text{model}}`` -> ``d_model``."""
+    text = re.sub(r"\\(?:text|mathrm|mathit|operatorname)\{([^{}]*)\}", r"\1", tex)
+    text = re.sub(r"\\sqrt\{([^{}]*)\}", r"√\1", text)
+    text = re.sub(r"\^\{?\\top\}?", "ᵀ", text)
+    text = re.sub(r"\\(cdot|times|infty|ldots)\b", lambda m: _SYMBOLS[m[1]], text)
+
+    def superscript(match: re.Match[str]) -> str:
+        body = match[1] or match[2]
+        return "".join(_SUPERSCRIPTS[c] for c in body) if all(c in _SUPERSCRIPTS for c in body) else "^" + body
+
+    text = re.sub(r"\^(?:\{([^{}]*)\}|(\w))", superscript, text)
+    text = re.sub(r"_\{([^{}]*)\}", r"_\1", text)
+    text = text.replace("{", "").replace("}", "").replace("\\", "")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _headings_as_text(html_content: str) -> str:
+    """Formulas in headings become text (the heading's anchor text feeds the
+    table of contents and the search index)."""
+
+    def heading(match: re.Match[str]) -> str:
+        body = _ARITHMATEX.sub(
+            lambda m: html.escape(tex_as_text(html.unescape(m["inline"] or m["block"]))), match["body"]
+        )
+        return f"<h{match['n']}{match['attrs']}>{body}</h{match['n']}>"
+
+    return _HEADING.sub(heading, html_content)
+
+
+def _toc_as_text(items) -> None:
+    for item in items:
+        item.title = re.sub(r"\\\((.*?)\\\)", lambda m: tex_as_text(html.unescape(m[1])), item.title)
+        _toc_as_text(item.children)
+
+
 def on_page_content(html_content: str, page, config, files):
+    _toc_as_text(page.toc)
+    html_content = _headings_as_text(html_content)
     if _is_notebook(page):
         try:
             html_content = safety.sanitise_notebook(html_content, f"docs/{page.file.src_uri}")
