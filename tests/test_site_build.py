@@ -84,10 +84,8 @@ def _text_titles(built_site: Path) -> list[tuple[str, str]]:
         text = path.read_text(encoding="utf-8")
         where = path.relative_to(built_site).as_posix()
         found += [(f"{where} <title>", t) for t in re.findall(r"<title>(.*?)</title>", text, re.DOTALL)]
-        for nav in re.findall(r'<nav class="md-nav md-nav--secondary".*?</nav>', text, re.DOTALL):
-            found += [
-                (f"{where} table of contents", t) for t in re.findall(r'md-ellipsis">\s*(.*?)\s*</span>', nav, re.S)
-            ]
+        link = r'class="md-nav__link[^"]*"[^>]*>\s*<span class="md-ellipsis">\s*(.*?)\s*</span>'
+        found += [(f"{where} navigation", title) for title in re.findall(link, text, re.S)]
     index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
     found += [(f"search index {doc['location']}", doc["title"]) for doc in index["docs"]]
     return found
