@@ -1173,3 +1173,22 @@ def test_a_malformed_answer_says_what_is_wrong(returned, message):
     report = run("sql-softmax", {"softmax_query": lambda: returned})
     assert report.results[0].status == "FAIL"
     assert report.results[0].details[0] == message
+
+
+@pytest.mark.parametrize(
+    ("filename", "where"),
+    [
+        ("/tmp/ipykernel_4242/4039370886.py", "line 3 of one_hot"),
+        ("<ipython-input-3-5f1e>", "line 3 of one_hot"),
+        ("/home/learner/mine.py", "line 5 of mine.py, in one_hot"),
+    ],
+)
+def test_a_notebook_cell_is_named_by_its_function_never_its_temporary_file(filename, where):
+    """Issue 25.5: the checker used to cite 'line 17 of 4039370886.py', IPython's name for a cell."""
+    from qkv.exercises.loader import learner_frame
+
+    namespace: dict = {}
+    exec(compile("\n\ndef one_hot(x):\n    y = 1\n    return y / 0\n", filename, "exec"), namespace)
+    with pytest.raises(ZeroDivisionError) as raised:
+        namespace["one_hot"](1)
+    assert learner_frame(raised.value.__traceback__) == where

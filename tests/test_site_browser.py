@@ -8,6 +8,7 @@ the tests that click, type or follow a link load their page themselves."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -309,6 +310,44 @@ def test_a_figure_with_small_text_is_named():
     ]
     assert small_text("planted", svg, 1280, 1280) == []  # the same figure shown 1280 px wide: 14 px
     assert small_text("planted", svg.replace("7px", "22px").replace("12px", "20px"), 358, 390) == []
+
+
+NOTEBOOK_ON_A_PHONE = """() => {
+    const problems = [];
+    for (const prompt of document.querySelectorAll('.jupyter-wrapper .jp-InputPrompt, .jupyter-wrapper .jp-OutputPrompt')) {
+        const width = prompt.getBoundingClientRect().width;
+        if (width > 0) { problems.push(`a prompt column ${Math.round(width)} px wide: ${prompt.textContent.trim()}`); break; }
+    }
+    for (const out of document.querySelectorAll('.jupyter-wrapper .jp-OutputArea-output pre')) {
+        const style = getComputedStyle(out);
+        if (style.wordBreak === 'break-all' || style.whiteSpace === 'pre') {
+            problems.push(`output breaks ${style.wordBreak === 'break-all' ? 'mid-word' : 'nowhere'}: word-break ${style.wordBreak}, white-space ${style.whiteSpace}`);
+            break;
+        }
+    }
+    return problems;
+}"""
+
+
+@pytest.mark.parametrize("planted", [False, True], ids=["site", "planted"])
+def test_notebook_pages_on_a_phone_hide_the_prompt_column_and_wrap_words(browser, site_url, planted):
+    """Issue 25.5 at 390 px: the In [n]: column is hidden and printed output wraps between words;
+    planted: the page with the JupyterLab rules put back is named."""
+    page, context, problems = open_page(
+        browser, site_url + "exercises/input-layer/", scheme="light", width=WIDTHS["phone"]
+    )
+    if planted:
+        page.add_style_tag(
+            content=".jupyter-wrapper .jp-InputPrompt { display: block !important }"
+            " .jupyter-wrapper .jp-OutputArea-output pre { word-break: break-all !important }"
+        )
+    found = page.evaluate(NOTEBOOK_ON_A_PHONE)
+    context.close()
+    if planted:
+        assert len(found) == 2 and re.match(r"a prompt column \d+ px wide", found[0]), found
+        assert found[1] == "output breaks mid-word: word-break break-all, white-space pre-wrap", found
+    else:
+        assert found == [] and not problems, found + problems
 
 
 #: A long page whose block at paragraph 30 grows by 300 px once the reader has

@@ -19,6 +19,7 @@ Examples
 from __future__ import annotations
 
 import os
+import re
 import runpy
 import sys
 import traceback
@@ -38,22 +39,32 @@ class LoadError(Exception):
     """The learner's file could not run (syntax error, error or ``sys.exit`` at top level)."""
 
 
+#: A notebook cell's code: IPython compiles each cell under a temporary name
+#: (``/tmp/ipykernel_1234/4039370886.py``, or ``<ipython-input-3-...>``).
+_NOTEBOOK_CELL = re.compile(r"(?:^|[/\\])ipykernel_\d+[/\\]\d+\.py$|^<ipython-input-")
+
+
 def learner_frame(tb: TracebackType | None) -> str | None:
     """Where in the learner's code an exception came from, if anywhere.
 
     Frames of this package and of NumPy are skipped: the answer is the last
     line of the learner's own code, e.g. ``"line 7 of mine.py, in one_hot"``.
+    In a notebook, whose cells have temporary file names, it is the line
+    counted within the function: ``"line 3 of one_hot"``.
     """
-    frames = [
-        f
-        for f in traceback.extract_tb(tb)
-        if os.path.dirname(os.path.abspath(f.filename)) != _PACKAGE_DIR
-        and not os.path.abspath(f.filename).startswith(_NUMPY_DIR)
-    ]
+    frames = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        path = os.path.abspath(code.co_filename)
+        if os.path.dirname(path) != _PACKAGE_DIR and not path.startswith(_NUMPY_DIR):
+            frames.append((code, tb.tb_lineno))
+        tb = tb.tb_next
     if not frames:
         return None
-    last = frames[-1]
-    return f"line {last.lineno} of {os.path.basename(last.filename)}, in {last.name}"
+    code, line = frames[-1]
+    if _NOTEBOOK_CELL.search(code.co_filename):
+        return f"line {line - code.co_firstlineno + 1} of {code.co_name}"
+    return f"line {line} of {os.path.basename(code.co_filename)}, in {code.co_name}"
 
 
 def describe_exit(code: Any) -> str:
