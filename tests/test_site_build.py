@@ -151,3 +151,33 @@ def test_a_mkdocs_yml_without_the_library_watched_is_reported():
     assert serve_watch_problems(planted) == [
         "mkdocs.yml: watch: lists ['docs/hooks']; add `- src/qkv` so that make serve rebuilds on library edits"
     ]
+
+
+def test_search_shows_notebook_pages_without_prompts_buttons_or_second_copies(built_site):
+    """Issue 25.6: results for notebook pages showed 'In [2]: Copied!' and each cell's code twice."""
+    import json
+
+    index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    notebook_docs = [d for d in index["docs"] if d["location"].startswith(("exercises/", "notebooks/"))]
+    assert notebook_docs
+    problems = []
+    for doc in notebook_docs:
+        for junk in ("Copied!", "In\xa0[", "Out\xa0[", "¶"):
+            if junk in doc["text"] or junk in doc["title"]:
+                problems.append(f"{doc['location']}: {junk!r} in {doc['title']!r}")
+    page = next(d for d in notebook_docs if d["location"] == "notebooks/first-look/")
+    assert page["text"].count("import inspect") == 1, page["text"][:400]
+    assert not problems, "\n".join(problems)
+
+
+def test_a_notebook_pages_prompts_and_copy_buttons_are_kept_out_of_search():
+    import hooks
+
+    cell = (
+        '<div class="jp-InputPrompt jp-InputArea-prompt">In&nbsp;[1]:</div>'
+        '<div class="zeroclipboard-container"><span class="notice" hidden="">Copied!</span></div>'
+        '<div class="clipboard-copy-txt" id="cell-1">import qkv</div><a class="anchor-link" href="#x">¶</a>'
+    )
+    marked = hooks._searchable_notebook(cell)
+    assert marked.count("data-search-exclude") == 4, marked
+    assert '<div class="jp-InputPrompt jp-InputArea-prompt" data-search-exclude>In&nbsp;[1]:</div>' in marked

@@ -257,6 +257,20 @@ def _toc_as_text(items) -> None:
         _toc_as_text(item.children)
 
 
+#: Parts of a notebook page a search result must not show: the "In [n]:"
+#: prompts, the copy button ("Copied!"), the copy button's hidden second copy
+#: of each cell's code, and the "¶" after each heading.
+_NOT_SEARCHED = re.compile(
+    r'<(?P<tag>div|a) class="(?P<cls>(?:jp-InputPrompt|jp-OutputPrompt|zeroclipboard-container|clipboard-copy-txt|'
+    r'anchor-link)\b[^"]*)"'
+)
+
+
+def _searchable_notebook(html_content: str) -> str:
+    """Mark what the search index must skip (Material's ``data-search-exclude``)."""
+    return _NOT_SEARCHED.sub(lambda m: f'<{m["tag"]} class="{m["cls"]}" data-search-exclude', html_content)
+
+
 def on_page_content(html_content: str, page, config, files):
     _toc_as_text(page.toc)
     html_content = _headings_as_text(html_content)
@@ -271,6 +285,7 @@ def on_page_content(html_content: str, page, config, files):
         _JUPYTER_THEMES.add(theme)
         html_content = _drop_offsite_scripts(html_content)
         html_content = _dollars_to_mathml(html_content)
+        html_content = _searchable_notebook(html_content)
     return _arithmatex_to_mathml(html_content)
 
 

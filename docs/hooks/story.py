@@ -42,6 +42,8 @@ def page_kind(text: str) -> str:
     if match and re.search(r"^kind:\s*aside\s*$", match["yaml"], re.MULTILINE):
         return ASIDE
     return "chapter"
+
+
 #: Words of alt text a figure needs at least (say what it shows).
 MIN_ALT_WORDS = 8
 #: A placeholder left by ``make chapter``: the tests name each one until it is replaced.
