@@ -51,7 +51,9 @@ def result_rows(panel) -> tuple[list[str], list[list[str]]]:
     table = panel.locator("table.qkv-sql-table")
     table.wait_for(timeout=30000)
     columns = table.locator("thead th").all_inner_texts()
-    rows = [row.locator("td").all_inner_texts() for row in table.locator("tbody tr").all()]
+    # A cell shows at most 4 decimals; its full value is in data-full (and its title).
+    full = "els => els.map(td => td.dataset.full || td.textContent)"
+    rows = [row.locator("td").evaluate_all(full) for row in table.locator("tbody tr").all()]
     return columns, rows
 
 
@@ -106,7 +108,7 @@ def test_an_edited_query_runs_and_a_broken_one_shows_the_database_message(browse
         run_button(block).click()
         error = panel.locator(".qkv-sql-error")
         error.wait_for(timeout=30000)
-        assert error.inner_text() == f"Error: {message}"
+        assert re.fullmatch(rf"Error: block \d+, line 1: {re.escape(message)}", error.inner_text()), error.inner_text()
         assert panel.locator("table").count() == 0
     context.close()
     assert not problems, "\n".join(problems)
@@ -190,4 +192,80 @@ def test_an_open_panel_passes_axe(browser, site_url, scheme):
     violations = page.evaluate(AXE_RUN, ".qkv-sql-panel")
     context.close()
     assert not violations, "\n".join(violations)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_a_run_shows_one_editable_box_and_a_material_style_table(browser, site_url):
+    """Issue 25.4: the query appears once (the static block gives way to the box), the result has a
+    header row, numbers show at most 4 decimals with the full value on hover and when copied."""
+    page, context, problems = open_sql_page(browser, site_url)
+    block = block_with(page, "CREATE TEMP VIEW output")
+    run_button(block).click()
+    panel = panel_of(block)
+    columns, _ = result_rows(panel)
+    assert not block.is_visible() and panel.get_by_label(re.compile("Query")).is_visible()
+    assert columns == ["qpos", "dim", "val"]
+    shown = panel.locator("table.qkv-sql-table td").all_inner_texts()
+    assert all(len(v.split(".")[1]) <= 4 for v in shown if "." in v), shown
+    cell = panel.locator("td[data-full]").first
+    full = cell.get_attribute("title")
+    assert float(full) != float(cell.inner_text()) and abs(float(full) - float(cell.inner_text())) < 5e-5
+    copied = page.evaluate(
+        """(cell) => { const range = document.createRange(); range.selectNodeContents(cell);
+            const selection = getSelection(); selection.removeAllRanges(); selection.addRange(range);
+            const data = new DataTransfer();
+            cell.dispatchEvent(new ClipboardEvent('copy', {clipboardData: data, bubbles: true, cancelable: true}));
+            return data.getData('text/plain'); }""",
+        cell.element_handle(),
+    )
+    assert copied == full, (copied, full)
+    context.close()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_the_scratch_box_queries_every_view_and_an_edit_marks_the_steps_below(browser, site_url):
+    page, context, problems = open_sql_page(browser, site_url)
+    scratch = page.locator(".qkv-sql-scratch")
+    scratch.get_by_label(re.compile("Scratch query")).fill("SELECT COUNT(DISTINCT qpos) AS n FROM weights;")
+    scratch.get_by_role("button", name="Run the scratch query in your browser (SQLite)").click()
+    table = scratch.locator("table.qkv-sql-table")
+    table.wait_for(timeout=30000)
+    assert table.locator("td").all_inner_texts() == ["3"]  # the weights view of the page's last step
+    # Run the output step, then edit the scores step: the output step says it is out of date.
+    out_block = block_with(page, "CREATE TEMP VIEW output")
+    run_button(out_block).click()
+    result_rows(panel_of(out_block))
+    stale = panel_of(out_block).locator(".qkv-sql-stale")
+    assert not stale.is_visible()
+    scores = block_with(page, "CREATE TEMP VIEW scores")
+    run_button(scores).click()
+    editor = panel_of(scores).get_by_label(re.compile("Query"))
+    editor.fill(editor.input_value().replace("SUM(q.val * k.val)", "0 * SUM(q.val * k.val)"))
+    run_button(scores).click()
+    stale.wait_for(state="visible", timeout=30000)
+    run_button(out_block).click()  # the edited step now runs above it: uniform weights, output = mean of v
+    page.wait_for_function("el => el.hidden", arg=stale.element_handle(), timeout=30000)
+    _, rows = result_rows(panel_of(out_block))
+    v = bank_head()[2]
+    got = {(int(q), int(d)): float(val) for q, d, val in rows}
+    np.testing.assert_allclose(got[(1, 0)], v[:, 0].mean(), atol=1e-4)
+    context.close()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_an_error_names_its_line(browser, site_url):
+    page, context, problems = open_sql_page(browser, site_url)
+    block = block_with(page, "CREATE TEMP VIEW output")
+    run_button(block).click()
+    panel = panel_of(block)
+    result_rows(panel)
+    panel.get_by_label(re.compile("Query")).fill("SELECT 1;\nSELECT nope FROM weights;")
+    run_button(block).click()
+    error = panel.locator(".qkv-sql-error")
+    error.wait_for(timeout=30000)
+    assert re.fullmatch(r"Error: block \d+, line 2: no such column: nope", error.inner_text()), error.inner_text()
+    context.close()
     assert not problems, "\n".join(problems)

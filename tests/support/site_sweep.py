@@ -368,11 +368,12 @@ def use_widgets_and_run_buttons(page) -> tuple[int, int, list[str]]:
         button.scroll_into_view_if_needed()
         button.click()
         runs += 1
-        panel = button.locator("xpath=../following-sibling::div[contains(@class, 'qkv-sql-panel')][1]")
-        panel.locator("table.qkv-sql-table, .qkv-sql-error, .qkv-sql-empty").first.wait_for(
+        # Its result: the first output box after the button (its block's panel, or the scratch box's).
+        output = button.locator("xpath=following::div[contains(@class, 'qkv-sql-output')][1]")
+        output.locator("table.qkv-sql-table, .qkv-sql-error, .qkv-sql-empty").first.wait_for(
             state="attached", timeout=30000
         )
-        errors += panel.locator(".qkv-sql-error").all_inner_texts()
+        errors += output.locator(".qkv-sql-error").all_inner_texts()
     page.wait_for_timeout(200)
     return used, runs, errors
 
