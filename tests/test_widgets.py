@@ -113,12 +113,20 @@ def test_attention_explorer_matches_the_library_at_every_scale(browser, site_url
             checked += 1
             page.keyboard.press("ArrowRight")
     assert checked == len(sentences) * steps
-    # Saturation: the sharpest setting is almost one-hot for bank in "money bank grows".
+    # Soft to sharp, left to right (issue 25.3: it ran backwards): each step right multiplies the
+    # scores by a larger factor, and bank's largest weight in "money bank grows" grows with it.
     sentence_picker.select_option("0")
     scale.focus()
-    page.keyboard.press("End")
     page.keyboard.press("Home")
-    assert "sharper" in widget.locator("output").inner_text()
+    factors, peaks = [], []
+    for _ in range(steps):
+        factors.append(float(widget.locator("output").inner_text().split()[1]))
+        peaks.append(max(float(c) for c in cells(widget.locator("table.qkv-attention"))[3:6]))  # bank's row
+        page.keyboard.press("ArrowRight")
+    assert factors == sorted(factors) and len(set(factors)) == steps, factors
+    assert peaks == sorted(peaks) and peaks[0] < peaks[-1], peaks
+    assert "softer" in widget.locator(".qkv-range-end").first.inner_text()
+    assert "sharper" in widget.locator(".qkv-range-end").last.inner_text()
     context.close()
     assert not problems, problems
 

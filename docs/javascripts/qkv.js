@@ -224,10 +224,12 @@
    * ------------------------------------------------------------------ */
   function attention(root, data) {
     var sentencePicker = select(data.sentences.map(function (s, i) { return { value: i, label: s.words.join(" ") }; }), 0);
-    // The steps, their order and the one to start at (the paper's
-    // 1/sqrt(d_k)) come from the data, written by the build from qkv.
-    var steps = data.scale_steps;
-    var scale = el("input", { type: "range", min: "0", max: String(steps.length - 1), step: "1", value: String(data.start_step) });
+    // The steps and the one to start at (the paper's 1/sqrt(d_k)) come from
+    // the data, written by the build from qkv; the slider runs soft to sharp,
+    // left to right: the smallest factor at the left.
+    var steps = data.scale_steps.slice().sort(function (a, b) { return a.factor - b.factor; });
+    var startAt = steps.indexOf(data.scale_steps[data.start_step]);
+    var scale = el("input", { type: "range", min: "0", max: String(steps.length - 1), step: "1", value: String(startAt) });
     var scaleText = el("output", { class: "qkv-number" });
     var view = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
     var selectedRow = 1;
@@ -275,8 +277,12 @@
     }
     sentencePicker.addEventListener("change", render);
     scale.addEventListener("input", render);
+    // The slider's ends say which way is which (its value text says the factor).
+    var scaleControl = labelled("Score scale", scale);
+    scale.insertAdjacentElement("beforebegin", el("span", { class: "qkv-range-end", "aria-hidden": "true", text: "softer" }));
+    scale.insertAdjacentElement("afterend", el("span", { class: "qkv-range-end", "aria-hidden": "true", text: "sharper" }));
     root.replaceChildren(
-      el("div", { class: "qkv-controls" }, [labelled("Sentence", sentencePicker), labelled("Score scale", scale), scaleText]),
+      el("div", { class: "qkv-controls" }, [labelled("Sentence", sentencePicker), scaleControl, scaleText]),
       view
     );
     render();
