@@ -248,6 +248,30 @@ def test_a_chapters_main_line_is_at_most_12_phone_screens(sweep, path):
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("path", PAGES, ids=page_id)
+def test_nothing_is_cut_at_the_right_edge_on_a_phone(sweep, path):
+    """Issue 25.2: at 390 px, outside code and tables, nothing makes the reader scroll
+    sideways inside it: outputs and widgets wrap, formulas are broken into lines."""
+    found = sweep.findings(path, "light-phone")
+    assert not found.clipped, "\n".join(f"/{path}: {what}" for what in found.clipped)
+
+
+def test_an_element_cut_at_the_right_edge_is_named(browser):
+    """The guard: the same check on a planted page with an output too wide for a phone."""
+    from site_sweep import CLIPPED
+
+    context = browser.new_context(viewport={"width": WIDTHS["phone"], "height": SCREEN_HEIGHT})
+    page = context.new_page()
+    wide = "x" * 120
+    page.set_content(
+        "<article><div class='qkv-output' style='white-space: pre; overflow-x: auto'>" + wide + "</div>"
+        "<pre style='overflow-x: auto'>" + wide + "</pre></article>"
+    )
+    found = page.evaluate(CLIPPED)
+    context.close()
+    assert len(found) == 1 and re.match(r'div\.qkv-output is \d+ px wide in \d+ px: "xxxx', found[0]), found
+
+
 @pytest.mark.parametrize("planted", [True, False], ids=["too-long", "fits"])
 def test_a_chapter_over_its_screens_is_named_with_what_to_do(browser, planted):
     """The length check's guard: the same measurement as the sweep on a page

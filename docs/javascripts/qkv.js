@@ -68,15 +68,22 @@
     return cache[name];
   }
 
-  /* A row of numbers as a small table: header = axis names. */
+  /* A row of numbers as a small table that wraps: PER_ROW numbers per line,
+     each under its axis name, so a 15- or 64-number row fits a phone. */
+  var PER_ROW = 8;
+  function chunks(list) {
+    var out = [];
+    for (var start = 0; start < list.length; start += PER_ROW) out.push(list.slice(start, start + PER_ROW));
+    return out;
+  }
   function vectorTable(caption, axes, values, extraClass) {
-    var head = el("tr", {}, axes.map(function (a) { return el("th", { scope: "col", text: a }); }));
-    var body = el("tr", {}, values.map(function (v) { return el("td", { text: fmt(v) }); }));
-    return el("table", { class: "qkv-vector " + (extraClass || "") }, [
-      el("caption", { text: caption }),
-      el("thead", {}, [head]),
-      el("tbody", {}, [body]),
-    ]);
+    var names = chunks(axes);
+    var rows = [];
+    chunks(values).forEach(function (part, index) {
+      rows.push(el("tr", { class: "qkv-axes" }, names[index].map(function (a) { return el("th", { scope: "col", text: a }); })));
+      rows.push(el("tr", {}, part.map(function (v) { return el("td", { text: fmt(v) }); })));
+    });
+    return el("table", { class: "qkv-vector " + (extraClass || "") }, [el("caption", { text: caption }), el("tbody", {}, rows)]);
   }
 
   function labelled(labelText, control) {
@@ -107,12 +114,14 @@
     function render() {
       var id = Number(picker.value);
       var oneHot = data.vocab.map(function (_, j) { return j === id ? 1 : 0; });
-      var oneHotRow = el("tr", {}, oneHot.map(function (v, j) {
-        return el("td", { class: v ? "qkv-hot" : "", title: data.vocab[j], text: String(v) });
-      }));
+      var oneHotRows = chunks(oneHot.map(function (v, j) { return [v, j]; })).map(function (part) {
+        return el("tr", {}, part.map(function (pair) {
+          return el("td", { class: pair[0] ? "qkv-hot" : "", title: data.vocab[pair[1]], text: String(pair[0]) });
+        }));
+      });
       var oneHotTable = el("table", { class: "qkv-vector qkv-onehot" }, [
-        el("caption", { text: "one-hot encoding of \u201c" + data.vocab[id] + "\u201d (" + data.vocab_size + " numbers, one per vocabulary entry)" }),
-        el("tbody", {}, [oneHotRow]),
+        el("caption", { text: "one-hot encoding of \u201c" + data.vocab[id] + "\u201d (" + data.vocab_size + " numbers, one per vocabulary entry, " + PER_ROW + " a line)" }),
+        el("tbody", {}, oneHotRows),
       ]);
       var neighbours = el("ol", { class: "qkv-neighbours" }, data.neighbours[id].map(function (pair) {
         return el("li", {}, [el("span", { class: "qkv-word", text: pair[0] }), " ", el("span", { class: "qkv-number", text: fmt(pair[1]) })]);

@@ -272,6 +272,27 @@ def reading_problems(found: PageFindings) -> list[str]:
     return problems
 
 
+#: Elements of the article whose content is wider than their box, so that a
+#: reader must scroll sideways inside them, except where scrolling is the
+#: expected way to read: code (a block, a notebook cell) and tables in
+#: Material's scrolling wrapper. An output block, a formula or a widget must
+#: wrap instead. Each is named by its tag, classes and first words.
+CLIPPED = """() => {
+    const found = [];
+    const allowed = 'pre, code, .highlight, .jupyter-wrapper .jp-InputArea, .md-typeset__scrollwrap';
+    for (const el of document.querySelectorAll('article *')) {
+        if (el.scrollWidth <= el.clientWidth + 1 || el.clientWidth === 0) continue;
+        if (!['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX)) continue;
+        if (el.matches(allowed) || el.closest('pre, .highlight')) continue;
+        if (el.closest('details:not([open]), [hidden]')) continue;
+        if (found.some(outer => outer.el.contains(el))) continue;
+        const name = el.tagName.toLowerCase() + [...el.classList].map(c => '.' + c).join('');
+        found.push({el, text: `${name} is ${el.scrollWidth} px wide in ${el.clientWidth} px: "${el.textContent.trim().slice(0, 50)}"`});
+    }
+    return found.map(f => f.text);
+}"""
+
+
 def page_height(page) -> int:
     """The page's full scroll height in CSS px, as the reader first gets it."""
     return page.evaluate("document.documentElement.scrollHeight")
@@ -461,6 +482,7 @@ class PageFindings:
     math_count: int = 0  # <math> elements in the article, shown or not
     math_widths: list[float] = field(default_factory=list)
     overflow: int = 0
+    clipped: list[str] = field(default_factory=list)  # phone: elements cut at their right edge (CLIPPED)
     height: int = 0  # the page's scroll height, every deferred block rendered, collapsed boxes closed
     figures: list[tuple[str, float]] = field(default_factory=list)  # (src, shown width in CSS px) of each figure
     axe: list[str] | None = None  # desktop only
@@ -562,6 +584,8 @@ class Sweep:
             )
             found.overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             found.height = page_height(page)
+            if not desktop:
+                found.clipped = page.evaluate(CLIPPED)
             found.figures = page.eval_on_selector_all(
                 "article figure img, article picture img",
                 "els => els.map(e => [e.currentSrc || e.src, e.getBoundingClientRect().width])",
