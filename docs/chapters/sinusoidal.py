@@ -25,13 +25,13 @@ PE_START = {"width": 16, "rows": 32, "position": 1, "word": 1}
 @figure(
     "pe-heatmap",
     alt="Heatmap of the sinusoidal encoding for 64 positions (rows, top to bottom) and 32 dimensions (columns), red for +1 and blue for -1. The leftmost columns, pair i = 0, flicker between red and blue from one row to the next; further right the colour changes more and more slowly, and the rightmost columns are nearly constant stripes: white (sine near 0) alternating with dark red (cosine near 1).",
-    caption="The table for d = 32 and positions 0 to 63. The x axis shows the dimension and its pair i: the leftmost pair is the fastest wave, the rightmost the slowest.",
+    caption="d = 32, positions 0 to 63: pair i = 0 (left) is the fastest wave, the last pair the slowest.",
     width=640,
 )
 def pe_heatmap(num_positions: int = 64, d_model: int = 32) -> plt.Figure:
     """Sinusoidal table: positions down, dimensions across, pair i = 0 at left."""
     table = qkv.sinusoidal_encoding(num_positions, d_model)  # (positions, d_model)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
     image = ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
     ax.set_xlabel("dimension (0 = sine of pair i = 0, the fastest wave; right = slowest pairs)")
     ax.set_ylabel("position (pos, from 0)")
