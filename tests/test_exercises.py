@@ -820,6 +820,11 @@ def test_values_from_the_child_are_validated():
         FrameReader().feed(b"\xff\xff\xff\xff")
     with pytest.raises(WireError, match="not JSON"):
         FrameReader().feed(b"\x00\x00\x00\x02{x")
+    # Issue 26.6: an integer of 5,000 digits made json raise a plain ValueError, which ended the CLI
+    # with the usage-error status instead of a FAIL line.
+    body = b'{"n": ' + b"7" * 5000 + b"}"
+    with pytest.raises(WireError, match="not JSON: Exceeds the limit"):
+        FrameReader().feed(len(body).to_bytes(4, "big") + body)
 
 
 def test_unreadable_values_become_clear_failures():

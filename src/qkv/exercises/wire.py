@@ -318,7 +318,9 @@ def frame(message: dict[str, Any]) -> bytes:
 def _parse(body: bytes) -> dict[str, Any]:
     try:
         message = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers UnicodeDecodeError, JSONDecodeError and what json
+        # raises beyond them, e.g. an integer of over 4300 digits.
         raise WireError(f"a message is not JSON: {safe_text(exc, 120)}") from None
     if not isinstance(message, dict):
         raise WireError("a message must be a JSON object")
