@@ -23,6 +23,7 @@ import io
 import itertools
 import linecache
 import os
+import re
 import runpy
 import signal
 import subprocess
@@ -1197,3 +1198,18 @@ def test_a_notebook_cell_is_named_by_its_function_never_its_temporary_file(filen
     with pytest.raises(ZeroDivisionError) as raised:
         namespace["one_hot"](1)
     assert learner_frame(raised.value.__traceback__) == where
+
+
+def test_the_learners_output_cannot_rewrite_the_report_on_a_terminal(tmp_path):
+    """Issue 26.5: printed escape sequences ("up 6 lines, erase, a fake summary") reached the
+    terminal intact and hid the real "0 of 6" line; they are shown as escapes now."""
+    forged = tmp_path / "forged.py"
+    forged.write_text(
+        'print("\\x1b[6A\\r\\x1b[J10 of 10 checks passed\\u202e")\n'
+        "def softmax(x):\n    raise ValueError('\\x1b[2Jcleared')\n"
+    )
+    result = cli_here("check", "attention-head", forged)
+    assert result.returncode == 1, result.stdout
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", result.stdout), repr(result.stdout[-400:])
+    assert "\\x1b[6A\\r\\x1b[J10 of 10 checks passed\\u202e" in result.stdout
+    assert "raised ValueError: \\x1b[2Jcleared" in result.stdout

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import signal
 import threading
 import warnings
@@ -384,6 +385,23 @@ class CheckResult:
         return "\n".join(lines)
 
 
+#: Characters that move the cursor, erase or reorder text on a terminal: C0
+#: and C1 controls (but newline and tab), DEL, and Unicode's bidirectional
+#: overrides. The learner's printed output and exception text may hold them.
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """``text`` with every terminal control character written out as an escape,
+    so that nothing the learner's code prints can rewrite the report.
+
+    >>> visible("ok\\x1b[6A\\rFAIL")
+    'ok\\\\x1b[6A\\\\rFAIL'
+    """
+    named = {"\r": "\\r", "\x1b": "\\x1b"}
+    return _INVISIBLE.sub(lambda m: named.get(m[0], f"\\u{ord(m[0]):04x}"), text)
+
+
 @dataclass(frozen=True)
 class Report:
     """All results of one run of one exercise.
@@ -447,7 +465,7 @@ class Report:
             lines += [f"    {line}" for line in self.output.rstrip("\n").split("\n")]
         lines += [f"Note: {note}" for note in self.notes]
         lines.append(self._summary(stretch))
-        return "\n".join(lines)
+        return visible("\n".join(lines))
 
     def _summary(self, stretch: list[CheckResult]) -> str:
         total = self._required_total()
