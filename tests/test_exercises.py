@@ -246,6 +246,12 @@ MISTAKE_CASES = [
         ["build_input(ids, E) has shape", "build_input(ids, E) equals", "build_input(ids, E, pe)"],
     ),
     (
+        "attention-head",
+        "attention_head_mutates_K.py",
+        "mutated-input",
+        ["attention(Q, K, V) leaves Q, K and V unchanged"],
+    ),
+    (
         "input-layer",
         "input_layer_mutates_E.py",
         "mutated-E",
@@ -361,7 +367,8 @@ def test_every_classic_mistake_of_the_brief_has_a_file():
         "halves-layout", "concatenated", "mutated-E", "naive-softmax", "no-scale", "wrong-axis",
         "sql-window-order-by", "sql-no-partition", "sql-no-max", "sql-global-max", "sql-shift-below-max",
     }  # fmt: skip
-    assert brief == {case[2] for case in MISTAKE_CASES}
+    # and one honest slip a security review found passing (issue 26.4): K /= sqrt(d_k) in place.
+    assert brief | {"mutated-input"} == {case[2] for case in MISTAKE_CASES}
     assert brief <= set(MISTAKES)
 
 

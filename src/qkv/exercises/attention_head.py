@@ -24,7 +24,7 @@ import numpy as np
 
 from qkv import attention_backward, attention_forward, scaled_dot_product_attention, softmax, toy
 from qkv.exercises.compare import Variant, as_array, expect_close, expect_shape, fmt_row
-from qkv.exercises.core import CheckFailed, CheckList, Exercise, FunctionSpec, call
+from qkv.exercises.core import CheckFailed, CheckList, Exercise, FunctionSpec, call, call_keeping_inputs
 
 __all__ = ["EXERCISE", "weight_variants", "reference_gradients"]
 
@@ -159,8 +159,7 @@ def _softmax_axis0(fn: Fn) -> None:
 
 @checks.add("softmax", "softmax(x) leaves x unchanged")
 def _softmax_keeps_input(fn: Fn) -> None:
-    x = _X3.copy()
-    call(fn, x)
+    _, (x,) = call_keeping_inputs(fn, _X3)
     if not np.array_equal(x, _X3):
         raise CheckFailed(
             f"x was modified: row 0 was {fmt_row(_X3[0])}, is now {fmt_row(x[0])}",
@@ -218,6 +217,20 @@ def _attention_bank(fn: Fn) -> None:
 @checks.add("attention", "attention(Q, K, V, mask): mask False gives weight 0, rows still sum to 1")
 def _attention_mask(fn: Fn) -> None:
     _expect_attention(fn, *_data(seed=512, l_q=4, l_k=4), _MASK)
+
+
+@checks.add("attention", "attention(Q, K, V) leaves Q, K and V unchanged")
+def _attention_keeps_inputs(fn: Fn) -> None:
+    inputs = _data()
+    _, after = call_keeping_inputs(fn, *inputs)
+    for name, before, now in zip("QKV", inputs, after):
+        if not np.array_equal(before, now):
+            row = int(np.argwhere(before != now)[0][0])
+            raise CheckFailed(
+                f"{name} was modified: row {row} was {fmt_row(before[row])}, is now {fmt_row(now[row])}; "
+                "expected the inputs unchanged",
+                mistakes=("mutated-input",),
+            )
 
 
 @checks.add("attention", "attention(1000 * Q, K, V) stays finite: large scores don't overflow")

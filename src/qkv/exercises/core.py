@@ -252,11 +252,36 @@ class NotCallable:
     type_name: str
 
 
-def call(fn: Callable[..., Any] | LearnerFunction, *args: Any) -> Any:
-    """Call the learner's ``fn``; what it raises becomes :class:`LearnerRaised`.
+def call_keeping_inputs(fn: Callable[..., Any] | LearnerFunction, *args: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Call the learner's ``fn`` on copies of ``args``; return its result and
+    the copies as the call left them (a function that writes into an input
+    array changes its copy, never the checker's array).
 
-    NumPy floating-point warnings (overflow in ``exp`` and the like) are
-    silenced: the checks look at the numbers that come back instead.
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([1.0, 2.0])
+    >>> def halves(a):
+    ...     a /= 2
+    ...     return a
+    >>> result, (after,) = call_keeping_inputs(halves, x)
+    >>> x.tolist(), after.tolist()
+    ([1.0, 2.0], [0.5, 1.0])
+    """
+    copies = tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in args)
+    if isinstance(fn, LearnerFunction):
+        return fn.invoke(*copies), copies
+    return InProcessFunction(fn).invoke(*copies), copies
+
+
+def call(fn: Callable[..., Any] | LearnerFunction, *args: Any) -> Any:
+    """Call the learner's ``fn`` on copies of ``args``; what it raises becomes
+    :class:`LearnerRaised`.
+
+    The checker's arrays are never the learner's: every expected value is
+    computed from inputs no learner code has touched. NumPy floating-point
+    warnings (overflow in ``exp`` and the like) are silenced: the checks look
+    at the numbers that come back instead.
 
     Examples
     --------
@@ -268,9 +293,7 @@ def call(fn: Callable[..., Any] | LearnerFunction, *args: Any) -> Any:
     ...     print(exc.describe())
     raised ValueError: invalid literal for int() with base 10: 'twelve'
     """
-    if isinstance(fn, LearnerFunction):
-        return fn.invoke(*args)
-    return InProcessFunction(fn).invoke(*args)
+    return call_keeping_inputs(fn, *args)[0]
 
 
 @dataclass(frozen=True)

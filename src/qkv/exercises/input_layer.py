@@ -27,7 +27,15 @@ from qkv import toy
 from qkv.embeddings import embed as reference_embed
 from qkv.embeddings import one_hot as reference_one_hot
 from qkv.exercises.compare import Variant, as_array, expect_close, expect_shape, fmt_row
-from qkv.exercises.core import CheckFailed, CheckList, Exercise, FunctionSpec, LearnerRaised, call
+from qkv.exercises.core import (
+    CheckFailed,
+    CheckList,
+    Exercise,
+    FunctionSpec,
+    LearnerRaised,
+    call,
+    call_keeping_inputs,
+)
 from qkv.positional import sinusoidal_encoding
 
 __all__ = ["EXERCISE", "pe_variant", "pe_variants"]
@@ -267,17 +275,18 @@ def _expect_unchanged(name: str, before: np.ndarray, after: np.ndarray, mistakes
 
 @checks.add("build_input", "build_input(ids, E) leaves E unchanged")
 def _build_keeps_table(fn: Fn) -> None:
-    table = _table()
-    call(fn, _ids(), table)
+    _, (_, table) = call_keeping_inputs(fn, _ids(), _table())
     _expect_unchanged("E", toy.EMBEDDINGS, table, ("mutated-E",))
 
 
 @checks.add("build_input", "build_input(ids, E, pe) uses rows 0 .. L-1 of a learned table pe (16 x 4)")
 def _build_learned(fn: Fn) -> None:
-    ids, table, learned = _ids(), _table(), _learned_table()
-    out = as_array(call(fn, ids, table, learned), "build_input")
+    ids = _ids()
+    result, (_, table, learned) = call_keeping_inputs(fn, ids, _table(), _learned_table())
+    out = as_array(result, "build_input")
     _expect_unchanged("E", toy.EMBEDDINGS, table, ("mutated-E",))
     _expect_unchanged("pe", _learned_table(), learned, ())
+    learned = _learned_table()
     x = reference_embed(ids, toy.EMBEDDINGS)
     variants = _build_variants(ids, learned) + [
         (("ignored-pe",), x + sinusoidal_encoding(5, _D)),

@@ -84,6 +84,12 @@ _ALL = (
         "E is the model's embedding table, shared by every sentence: build a new array "
         "(x = E[ids] + pe) instead of writing into E (E[ids] += ..., E += ...)",
     ),
+    Mistake(
+        "mutated-input",
+        "modified an input array in place",
+        "the caller's Q, K and V are its own: compute into new arrays (K = K / np.sqrt(d_k), "
+        "x = x - x.max(...)) instead of writing into the inputs (K /= ..., x -= ...)",
+    ),
     # --- exercise 1: further slips worth naming ---
     Mistake(
         "transposed",
