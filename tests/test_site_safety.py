@@ -111,7 +111,11 @@ def test_script_and_handlers_in_a_notebook_are_stripped(tmp_path):
 
 @pytest.mark.build
 def test_third_party_loads_on_a_page_fail_the_build_with_file_and_line(tmp_path):
+    # The front matter lets the page keep its <script> (the build then checks where it loads from).
     page = """\
+    ---
+    allow_inline_scripts: true
+    ---
     # Loads
 
     <script src=https://cdn.example/x.js></script>
@@ -137,12 +141,12 @@ def test_third_party_loads_on_a_page_fail_the_build_with_file_and_line(tmp_path)
     # Each names the page's source line and the built file's line.
     built = r" \(built loads/index\.html:\d+\)"
     expected = [
-        r"docs/loads.md:3: <script src='https://cdn.example/x.js'> loads from another host" + built,
-        r"docs/loads.md:5: style attribute url\('https://cdn.example/bg.png'\) loads from another host" + built,
-        r"docs/loads.md:8: CSS url\('//cdn.example/y.png'\) loads from another host" + built,
-        r"docs/loads.md:11: <img srcset> candidate 'https://cdn.example/big.png' loads from another host" + built,
-        r"docs/loads.md:13: <link rel='preload' href='https://cdn.example/font.woff2'> loads from another host" + built,
-        r"docs/loads.md:15: <meta http-equiv=refresh content='0; url=https://elsewhere.example/'> "
+        r"docs/loads.md:6: <script src='https://cdn.example/x.js'> loads from another host" + built,
+        r"docs/loads.md:8: style attribute url\('https://cdn.example/bg.png'\) loads from another host" + built,
+        r"docs/loads.md:11: CSS url\('//cdn.example/y.png'\) loads from another host" + built,
+        r"docs/loads.md:14: <img srcset> candidate 'https://cdn.example/big.png' loads from another host" + built,
+        r"docs/loads.md:16: <link rel='preload' href='https://cdn.example/font.woff2'> loads from another host" + built,
+        r"docs/loads.md:18: <meta http-equiv=refresh content='0; url=https://elsewhere.example/'> "
         r"sends the page to another host" + built,
     ]
     for pattern in expected:
@@ -151,6 +155,35 @@ def test_third_party_loads_on_a_page_fail_the_build_with_file_and_line(tmp_path)
     # Lines are the built file's lines, in order.
     lines = [int(n) for n in re.findall(r"built loads/index.html:(\d+)\)", err)]
     assert lines == sorted(lines) and len(set(lines)) >= 5, lines
+
+
+@pytest.mark.build
+def test_a_script_of_a_markdown_pages_own_fails_the_build_with_file_and_line(tmp_path):
+    """Issue 26.7: the CSP hashed every inline script it found, so a pull request's script ran."""
+    page = """\
+    # Scripts
+
+    Shown as code, fine: `<script>x()</script>` and
+
+    ```html
+    <button onclick="x()">shown, not run</button>
+    ```
+
+    <script>fetch('/steal?' + document.cookie)</script>
+
+    <img src="x.png" onerror="alert(1)" alt="x">
+
+    [a link](javascript:alert(1))
+    """
+    result, _ = build(tmp_path, {"scripts.md": page})
+    assert result.returncode != 0
+    err = result.stderr
+    for line, what in ((9, "'<script'"), (11, "'onerror='"), (13, "'](javascript:'")):
+        assert f"docs/scripts.md:{line}: {what}: a Markdown page runs no script of its own" in err, err[-2000:]
+    assert "docs/scripts.md:3:" not in err and "docs/scripts.md:6:" not in err
+    (tmp_path / "w").mkdir()
+    wasm, _ = build(tmp_path / "w", {"wasm.md": "---\ncsp_wasm: true\n---\n# W\n"})
+    assert "docs/wasm.md: csp_wasm: true loosens the page's Content-Security-Policy" in wasm.stderr, wasm.stderr[-800:]
 
 
 @pytest.mark.build

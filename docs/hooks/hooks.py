@@ -37,6 +37,7 @@
 from __future__ import annotations
 
 import html
+import logging
 import re
 import sys
 from pathlib import Path
@@ -53,6 +54,8 @@ import notebook_css  # noqa: E402
 import notebooks  # noqa: E402
 import parts  # noqa: E402
 import safety  # noqa: E402
+
+log = logging.getLogger("mkdocs.plugins.qkv")
 
 _ARITHMATEX = re.compile(
     r'<(?P<tag>span|div) class="arithmatex">\s*'
@@ -210,6 +213,18 @@ def under_title(markdown: str, src_uri: str) -> str:
 
 
 def on_page_markdown(markdown: str, page, config, files):
+    where = f"docs/{page.file.src_uri}"
+    if page.meta.get("csp_wasm") and not page.meta.get("sql_runner"):
+        raise PluginError(
+            f"{where}: csp_wasm: true loosens the page's Content-Security-Policy for WebAssembly, which only "
+            "the SQL runner uses; this page has no sql_runner: true, so remove csp_wasm"
+        )
+    if page.meta.get(safety.ALLOW_SCRIPTS):
+        log.info("%s: inline scripts allowed by its front matter (%s: true)", where, safety.ALLOW_SCRIPTS)
+    elif page.file.abs_src_path and (
+        problems := safety.page_code(Path(page.file.abs_src_path).read_text(encoding="utf-8"), where)
+    ):
+        raise PluginError("\n".join(problems))
     markdown = fill_parts(markdown, page.file.src_uri)
     return under_title(markdown, page.file.src_uri)
 

@@ -364,3 +364,42 @@ def located_in_source(problems: list[str], source_name: str, source_text: str) -
         number = next((n for n, line in enumerate(lines, 1) if url and url[0] in line), None)
         located.append(f"{source_name}:{number}: {message} (built {built})" if number else problem)
     return located
+
+
+# --- Markdown pages: no script of their own -------------------------------------
+
+#: What makes a Markdown page run code of its own: a <script> element, an
+#: event-handler attribute (onclick=...), a javascript: URL.
+_PAGE_CODE = re.compile(
+    r"<script\b|\son[a-z]+\s*=|(?:href|src|action|formaction)\s*=\s*[\"']?\s*javascript:|\]\(\s*<?javascript:",
+    re.IGNORECASE,
+)
+#: Front matter that lets one page keep its inline scripts (named in the build log).
+ALLOW_SCRIPTS = "allow_inline_scripts"
+
+
+def page_code(markdown: str, where: str) -> list[str]:
+    """``<where>:<line>: ...`` for each script, event handler or javascript: URL
+    written in a Markdown page's text (outside code fences: shown code is
+    escaped and runs nothing). The Content-Security-Policy hashes every
+    inline script of a built page, so one a pull request adds would run."""
+    problems = []
+    fence = None
+    for number, line in enumerate(markdown.splitlines(), 1):
+        stripped = line.lstrip()
+        if fence:
+            if stripped.startswith(fence):
+                fence = None
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            continue
+        text = re.sub(r"`[^`]*`", "", line)  # inline code is shown, not run
+        match = _PAGE_CODE.search(text)
+        if match:
+            problems.append(
+                f"{where}:{number}: {match.group(0).strip()!r}: a Markdown page runs no script of its own "
+                f"(widgets live in docs/javascripts/qkv.js); if this page must, say `{ALLOW_SCRIPTS}: true` "
+                "in its front matter"
+            )
+    return problems
