@@ -213,7 +213,7 @@ def test_the_404_page_runs_with_zero_csp_violations(browser, sub_path_url):
 def test_widgets_quizzes_and_run_buttons_were_used(sweep, built_site, path):
     """The sweep really used each page's controls (light desktop): at least
     one per quiz and widget the built page holds, and every SQL block's Run
-    button, which ran without a database error."""
+    button and the scratch box's, which ran without a database error."""
     html = (built_site / path / "index.html").read_text(encoding="utf-8")
     quizzes, widgets = html.count('class="quiz"'), html.count('class="qkv-widget')
     sql_blocks = len(re.findall(r'<div class="[^"]*\bqkv-sql\b', html))
@@ -221,7 +221,10 @@ def test_widgets_quizzes_and_run_buttons_were_used(sweep, built_site, path):
     assert found.used >= quizzes + widgets, (
         f"/qkv/{path}: {found.used} controls used, for {quizzes} quizzes and {widgets} widgets"
     )
-    assert found.runs == sql_blocks, f"/qkv/{path}: {found.runs} Run buttons pressed for {sql_blocks} SQL blocks"
+    scratch = 1 if sql_blocks else 0  # the scratch box after the last block has a Run button too
+    assert found.runs == sql_blocks + scratch, (
+        f"/qkv/{path}: {found.runs} Run buttons pressed for {sql_blocks} SQL blocks and {scratch} scratch box"
+    )
     assert not found.sql_errors, f"/qkv/{path}: {found.sql_errors}"
 
 

@@ -274,12 +274,12 @@ def reading_problems(found: PageFindings) -> list[str]:
 
 #: Elements of the article whose content is wider than their box, so that a
 #: reader must scroll sideways inside them, except where scrolling is the
-#: expected way to read: code (a block, a notebook cell) and tables in
+#: expected way to read: code (a block, a notebook's input cell) and tables in
 #: Material's scrolling wrapper. An output block, a formula or a widget must
 #: wrap instead. Each is named by its tag, classes and first words.
 CLIPPED = """() => {
     const found = [];
-    const allowed = 'pre, code, .highlight, .jupyter-wrapper .jp-InputArea, .md-typeset__scrollwrap';
+    const allowed = 'pre, code, .highlight, .highlight-ipynb, .jupyter-wrapper .jp-InputArea, .md-typeset__scrollwrap';
     for (const el of document.querySelectorAll('article *')) {
         if (el.scrollWidth <= el.clientWidth + 1 || el.clientWidth === 0) continue;
         if (!['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowX)) continue;
