@@ -47,10 +47,14 @@ def statements(name: str) -> str:
 
 
 def compact(sql: str, width: int = 64) -> str:
-    """Each statement of ``sql`` on as few lines of at most ``width`` characters as
-    it fits: tables.sql's three CREATE TABLE statements take 6 lines instead of 18."""
+    """Each CREATE TABLE statement of ``sql`` on as few lines of at most ``width``
+    characters as it fits (tables.sql's three take 6 lines instead of 18); the
+    other statements as they are written."""
     out = []
     for statement in filter(None, (part.strip() for part in sql.split(";"))):
+        if not statement.upper().startswith("CREATE TEMP TABLE"):
+            out.append(statement + ";")
+            continue
         flat = re.sub(r"\s+\)", ")", re.sub(r"\(\s+", "(", " ".join(statement.split())))
         out.append(textwrap.fill(flat + ";", width, subsequent_indent="  ", break_long_words=False))
     return "\n".join(out)
@@ -108,7 +112,7 @@ def sql_mask_padding() -> str:
     """mask_padding.sql, then the tokens of the padding example and the weights they leave."""
     rows = ", ".join(f"({pos}, {'TRUE' if ok else 'FALSE'})" for pos, ok in enumerate(PADDING_VALID))
     tokens = f"INSERT INTO tokens (pos, valid) VALUES {rows};"
-    return sql_block(statements("mask_padding") + "\n" + tokens + "\n" + SELECT_WEIGHTS)
+    return sql_block(compact(statements("mask_padding")) + "\n" + tokens + "\n" + SELECT_WEIGHTS)
 
 
 def _plans() -> dict:
