@@ -30,9 +30,15 @@ def _row(length: int) -> dict:
     return next(row for row in _result()["rows"] if row["L"] == length)
 
 
+def in_box(text: str) -> str:
+    """``text`` for a ``{{ value }}`` inside a Deeper box: every line after the
+    first indented 4 spaces (the shortcode's own indent places the first)."""
+    return text.replace("\n", "\n    ")
+
+
 @value("bench_table")
 def bench_table() -> str:
-    """The benchmark's rows as a Markdown table."""
+    """The benchmark's rows as a Markdown table (the page shows it in a Deeper box)."""
     lines = [
         "| L | naive (ms) | streaming (ms) | torch SDPA (ms) | naive extra memory (MiB) | streaming extra memory (MiB) | torch extra memory (MiB) |",
         "|---:|---:|---:|---:|---:|---:|---:|",
@@ -41,7 +47,7 @@ def bench_table() -> str:
         times = " | ".join(f"{row[c + ' ms']:,.1f}" for c in CONTENDERS)
         memory = " | ".join(f"{row[c + ' MiB']:,.0f}" for c in CONTENDERS)
         lines.append(f"| {row['L']:,} | {times} | {memory} |")
-    return "\n".join(lines)
+    return in_box("\n".join(lines))
 
 
 @value("bench_machine")
@@ -165,6 +171,20 @@ def bench_big_naive_gib() -> str:
     return f"{_result()['big']['naive_scores_gib']:.0f}"
 
 
+@value("bench_kv_dtype")
+def bench_kv_dtype() -> str:
+    """The dtype of the decoding run, and how it differs from the table's.
+
+    ``decode_times`` in benchmarks/attention.py draws float64 inputs
+    (``rng.standard_normal``), and both the cache and the recomputation run
+    in float64; the time-and-memory table has float32 inputs. A result file
+    that records ``kv_cache.dtype`` says so itself.
+    """
+    r = _result()
+    decode = r["kv_cache"].get("dtype", "float64")
+    return f"{decode} (the benchmark's table has {r['dtype']} inputs)"
+
+
 @value("bench_kv_tokens")
 def bench_kv_tokens() -> str:
     return f"{_result()['kv_cache']['tokens']:,}"
@@ -185,12 +205,46 @@ def bench_kv_ratio() -> str:
     return f"{_result()['kv_cache']['ratio']:.0f}"
 
 
-@figure(
-    "scale-cost",
-    alt="Two log-log line charts against the sequence length L from 512 to 8192. Left: time per call of qkv's naive attention, qkv's streaming attention and PyTorch's CPU attention, each rising steeply with L. Right: extra memory during the call; the naive version's and PyTorch's grow about fourfold per doubling of L, the streaming version's much more slowly.",
-    caption="Time and extra memory of one attention head (d = 64, float32) as L grows, from the committed result of make bench-attention (the page's table has the numbers and the machine).",
-    width=760,
-)
+def _mib(x: float) -> str:
+    return f"{x / 1024:.1f} GiB" if x >= 1024 else f"{x:.1f} MiB"
+
+
+def _scale_cost_alt() -> str:
+    """The figure's alt text, its numbers read from the result file (one decimal each)."""
+    rows = _result()["rows"]
+    first, last = rows[0], rows[-1]
+
+    def span(contender: str, unit: str) -> str:
+        if unit == "ms":
+            return f"{first[contender + ' ms']:.1f} to {last[contender + ' ms']:.1f} ms"
+        return f"{_mib(first[contender + ' MiB'])} to {_mib(last[contender + ' MiB'])}"
+
+    naive = [b["qkv naive MiB"] / a["qkv naive MiB"] for a, b in zip(rows, rows[1:])]
+    return (
+        f"Two log-log line charts against the sequence length L from {first['L']} to {last['L']}. "
+        f"Left: time per call, {span('qkv naive', 'ms')} for qkv's naive attention, "
+        f"{span('qkv streaming', 'ms')} for qkv's streaming attention and "
+        f"{span('torch SDPA', 'ms')} for PyTorch's CPU attention. "
+        f"Right: extra memory during the call, {span('qkv naive', 'MiB')} for the naive version "
+        f"({min(naive):.1f} to {max(naive):.1f} times per doubling of L), "
+        f"{span('torch SDPA', 'MiB')} for PyTorch and {span('qkv streaming', 'MiB')} for the streaming version."
+    )
+
+
+def _scale_cost_caption() -> str:
+    """The caption: the inputs' dtype and what each contender computed in, from the result file."""
+    r = _result()
+    computed = r.get("computed_in", {"qkv naive": "float64"})
+    naive = computed.get("qkv naive", "float64")
+    others = sorted({computed.get(c, r["dtype"]) for c in CONTENDERS if c != "qkv naive"})
+    return (
+        f"Time and extra memory of one attention head (d_k = {r['d']}, {r['dtype']} inputs; the naive "
+        f"version computes in {naive}, the other two in {' and '.join(others)}) as L grows, from the "
+        "committed result of make bench-attention (the table above has the numbers and the machine)."
+    )
+
+
+@figure("scale-cost", alt=_scale_cost_alt(), caption=_scale_cost_caption(), width=760)
 def scale_cost() -> plt.Figure:
     rows = _result()["rows"]
     lengths = [row["L"] for row in rows]
