@@ -96,7 +96,7 @@ def query_text(name: str) -> str:
     Returns
     -------
     str
-        The file's text, comments included, as the site shows it.
+        The file's text, comments included (the site shows its statements without the comments).
 
     Raises
     ------
