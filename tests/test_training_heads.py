@@ -58,7 +58,7 @@ def test_one_step_is_minus_learning_rate_times_finite_difference_gradient(num_he
     heads, w_out = _start(task, num_heads, d_head, seed=3)
     lr = 0.5
     result = train_heads(
-        task.x, task.rows, task.targets, num_heads=num_heads, d_head=d_head, steps=1, learning_rate=lr, seed=3
+        task.x, task.rows, task.targets, num_heads=num_heads, d_k=d_head, steps=1, learning_rate=lr, seed=3
     )
     eps = 1e-6
     params = [w for head in heads for w in head] + [w_out]
@@ -89,8 +89,8 @@ def test_two_heads_split_the_task_noun_and_verb():
 
 def test_one_head_of_the_same_width_fits_worse():
     task = noun_and_verb_task()
-    two = train_heads(task.x, task.rows, task.targets, num_heads=2, d_head=2, seed=5)
-    one = train_heads(task.x, task.rows, task.targets, num_heads=1, d_head=4, seed=5)
+    two = train_heads(task.x, task.rows, task.targets, num_heads=2, d_k=2, seed=5)
+    one = train_heads(task.x, task.rows, task.targets, num_heads=1, d_k=4, seed=5)
     assert one.losses[-1] > 100 * two.losses[-1]
 
 
@@ -119,7 +119,7 @@ def _task_args():
     "kwargs, error, pattern",
     [
         ({"num_heads": 0}, ValueError, "num_heads"),
-        ({"d_head": True}, TypeError, "d_head"),
+        ({"d_k": True}, TypeError, "d_k"),
         ({"steps": 0}, ValueError, "steps"),
         ({"learning_rate": -1.0}, ValueError, "learning_rate"),
         ({"seed": -1}, ValueError, "seed"),
@@ -157,3 +157,15 @@ def test_packed_weights_rejects_other_inputs():
         packed_weights(MultiHeadTrainResult(heads, w_out, np.zeros(1)))
     with pytest.raises(TypeError, match="MultiHeadTrainResult"):
         packed_weights((heads, w_out))
+
+
+def test_the_head_width_is_d_k_and_d_head_still_works_with_a_warning():
+    task = noun_and_verb_task()
+    new = train_heads(task.x, task.rows, task.targets, num_heads=2, d_k=2, steps=3, seed=5)
+    with pytest.warns(DeprecationWarning, match=r"train_heads\(d_head=...\) is now train_heads\(d_k=...\)"):
+        old = train_heads(task.x, task.rows, task.targets, num_heads=2, d_head=2, steps=3, seed=5)
+    np.testing.assert_array_equal(new.losses, old.losses)
+    with pytest.raises(TypeError, match="give d_k"):
+        train_heads(task.x, task.rows, task.targets, d_k=2, d_head=2)
+    with pytest.raises(ValueError, match="d_k"):
+        train_heads(task.x, task.rows, task.targets, d_k=0)

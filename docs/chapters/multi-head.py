@@ -23,7 +23,7 @@ from plotting import plt
 def two_heads() -> plt.Figure:
     """Bank's attention weights per head after train_heads on the noun-and-verb task."""
     task = qkv.noun_and_verb_task()
-    result = qkv.train_heads(task.x, task.rows, task.targets, num_heads=2, d_head=2, seed=5)
+    result = qkv.train_heads(task.x, task.rows, task.targets, num_heads=2, d_k=2, seed=5)
     _, caches, _ = qkv.multi_head_forward(task.x, result.heads, result.w_out)
     sentence = np.arange(len(task.rows))
     names = [" ".join(words) for words in task.sentences]

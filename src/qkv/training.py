@@ -25,6 +25,7 @@ Row-vector convention, as in ``qkv.attention``: one token per row.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -653,19 +654,20 @@ def train_heads(
     targets: Any,
     *,
     num_heads: int = 2,
-    d_head: int = 2,
+    d_k: int | None = None,
     steps: int = 1000,
     learning_rate: float = 1.0,
     seed: int = 0,
+    d_head: int | None = None,
 ) -> MultiHeadTrainResult:
     """Learn several heads and their output matrix ``W_O`` together, by gradient descent.
 
-    Like :func:`train`, with ``num_heads`` heads of width ``d_head`` whose
+    Like :func:`train`, with ``num_heads`` heads of width ``d_k`` whose
     outputs are concatenated and multiplied by ``w_out``. The backward pass
     goes through ``w_out`` (``d_concat = d_out @ w_out.T``,
     ``d_w_out = concat.T @ d_out``) and then through each head with
     :func:`attention_backward` on that head's slice of ``d_concat``.
-    Head ``h`` starts from ``init_projections(d_model, d_head, d_head,
+    Head ``h`` starts from ``init_projections(d_model, d_k, d_k,
     seed=seed + h)``; ``w_out`` from a normal distribution (standard
     deviation 0.3) seeded with ``seed + num_heads``.
 
@@ -675,10 +677,14 @@ def train_heads(
     rows : array_like of int, shape (N,)
         Which output row of each sentence is scored.
     targets : array_like, shape (N, d_out)
-    num_heads, d_head : int, default 2
+    num_heads : int, default 2
+    d_k : int, default 2
+        Each head's width (the paper's d_k = d_v).
     steps : int, default 1000
     learning_rate : float, default 1.0
     seed : int, default 0
+    d_head : int, optional
+        The former name of ``d_k``; still accepted, with a DeprecationWarning.
 
     Returns
     -------
@@ -701,7 +707,12 @@ def train_heads(
     """
     x, rows_arr, targets, steps, learning_rate = _check_training_inputs(x, rows, targets, steps, learning_rate)
     num_heads = check_positive_int(num_heads, "num_heads")
-    d_head = check_positive_int(d_head, "d_head")
+    if d_head is not None:
+        if d_k is not None:
+            raise TypeError("give d_k (the head width) only; d_head is its former name")
+        warnings.warn("train_heads(d_head=...) is now train_heads(d_k=...)", DeprecationWarning, stacklevel=2)
+        d_k = d_head
+    d_head = check_positive_int(2 if d_k is None else d_k, "d_k")
     seed = check_seed(seed, allow_none=False)
     d_model, d_out = x.shape[-1], targets.shape[1]
     heads = [list(init_projections(d_model, d_head, d_head, seed=seed + h)) for h in range(num_heads)]
