@@ -79,7 +79,18 @@ def test_positions_shows_rows_and_sums_from_the_library(browser, site_url):
     label = widget.locator("canvas").get_attribute("aria-label")
     assert "8 positions" in label and "6 dimensions" in label and "Position 3" in label
 
+    # Axes and a colour legend say what the heatmap shows (issue 25.3).
+    assert widget.locator(".qkv-axis-x").inner_text().replace("\n", " ") == "dim 0 (pair 0, fastest) → dim 5 (slowest)"
+    assert "positions 0 (top) to 7 (bottom); outlined: 3" in widget.locator(".qkv-axis-y").inner_text()
+    assert widget.locator(".qkv-legend").inner_text().split() == ["−1", "+1"]
+
+    # Every control drives the sentence part: a word is a position, and the width is the table's.
     words = ["money", "bank", "grows"]
+    widget.locator(".qkv-words button").nth(2).click()
+    assert position.input_value() == "2" and "Position 2" in widget.locator("canvas").get_attribute("aria-label")
+    assert cells(widget.locator("table.qkv-position-row")) == fmt(qkv.sinusoidal_encoding(3, 6)[2])
+    assert "set Width to d_model = 4" in widget.locator(".qkv-note").last.inner_text()
+    selects.nth(0).select_option("4")
     tokens = qkv.toy.bank_sentence(words)
     pe = qkv.sinusoidal_encoding(3, 4)
     for index in range(len(words)):
@@ -87,6 +98,10 @@ def test_positions_shows_rows_and_sums_from_the_library(browser, site_url):
         assert cells(widget.locator("table.qkv-token-row")) == fmt(tokens[index])
         assert cells(widget.locator("table.qkv-position-row")) == fmt(pe[index])
         assert cells(widget.locator("table.qkv-sum-row")) == fmt(tokens[index] + pe[index])
+    position.focus()
+    page.keyboard.press("End")  # position 7: past the three words
+    assert "is past the sentence" in widget.locator(".qkv-note").last.inner_text()
+    assert widget.locator(".qkv-words button[aria-pressed=true]").count() == 0
     context.close()
     assert not problems, problems
 

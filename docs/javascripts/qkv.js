@@ -68,12 +68,19 @@
     return cache[name];
   }
 
-  /* A row of numbers as a small table that wraps: PER_ROW numbers per line,
-     each under its axis name, so a 15- or 64-number row fits a phone. */
+  /* A row of numbers as a small table that wraps: as many numbers per line
+     as fit the widget (at most 8, at least 2), each under its axis name, so
+     a 15- or 64-number row fits a phone. */
   var PER_ROW = 8;
+  var CELL_PX = 60; // a 4-decimal number and its padding, at the widgets' font size
+  var perRow = PER_ROW;
+  function fitPerRow(root) {
+    var width = root.clientWidth || 0;
+    perRow = width ? Math.max(2, Math.min(PER_ROW, Math.floor(width / CELL_PX))) : PER_ROW;
+  }
   function chunks(list) {
     var out = [];
-    for (var start = 0; start < list.length; start += PER_ROW) out.push(list.slice(start, start + PER_ROW));
+    for (var start = 0; start < list.length; start += perRow) out.push(list.slice(start, start + perRow));
     return out;
   }
   function vectorTable(caption, axes, values, extraClass) {
@@ -112,6 +119,7 @@
     );
     var output = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
     function render() {
+      fitPerRow(root);
       var id = Number(picker.value);
       var oneHot = data.vocab.map(function (_, j) { return j === id ? 1 : 0; });
       var oneHotRows = chunks(oneHot.map(function (v, j) { return [v, j]; })).map(function (part) {
@@ -120,7 +128,7 @@
         }));
       });
       var oneHotTable = el("table", { class: "qkv-vector qkv-onehot" }, [
-        el("caption", { text: "one-hot encoding of \u201c" + data.vocab[id] + "\u201d (" + data.vocab_size + " numbers, one per vocabulary entry, " + PER_ROW + " a line)" }),
+        el("caption", { text: "one-hot encoding of \u201c" + data.vocab[id] + "\u201d (" + data.vocab_size + " numbers, one per vocabulary entry, " + perRow + " a line)" }),
         el("tbody", {}, oneHotRows),
       ]);
       var neighbours = el("ol", { class: "qkv-neighbours" }, data.neighbours[id].map(function (pair) {
@@ -154,13 +162,24 @@
   function positions(root, data) {
     var widths = Object.keys(data.tables).map(Number).sort(function (a, b) { return a - b; });
     var start = data.start;
+    var sentence = data.sentence;
+    var TOY_WIDTH = sentence.tokens[0].length; // the toy token rows' width
     var widthPicker = select(widths.map(function (d) { return { value: d, label: "d_model = " + d }; }), start.width);
     var countPicker = select(data.row_counts.map(function (n) { return { value: n, label: n + " positions" }; }), start.rows);
     var row = el("input", { type: "range", min: "0", max: String(start.rows - 1), value: String(start.position), step: "1" });
     var canvas = el("canvas", { class: "qkv-heatmap", width: "640", height: "320", role: "img" });
+    // Axes and a colour legend, in HTML text (readable at any width).
+    var columnAxis = el("div", { class: "qkv-axis qkv-axis-x" });
+    var rowAxis = el("div", { class: "qkv-axis qkv-axis-y" });
+    var legend = el("div", { class: "qkv-legend", "aria-hidden": "true" }, [
+      el("span", { text: "\u22121" }), el("span", { class: "qkv-legend-bar" }), el("span", { text: "+1" }),
+    ]);
     var rowView = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
+    var wordButtons = el("div", { class: "qkv-words", role: "group", "aria-label": "Words of the sentence" });
+    var sumView = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
 
     function draw() {
+      fitPerRow(root);
       var d = Number(widthPicker.value);
       var n = Number(countPicker.value);
       var table = data.tables[String(d)];
@@ -184,8 +203,41 @@
         "Heatmap of the sinusoidal encoding: " + n + " positions (rows, from 0 at the top) by " + d +
         " dimensions (columns, pair i = 0 at the left, the fastest wave). Position " + selected + " is outlined."
       );
+      columnAxis.replaceChildren(
+        el("span", { text: "dim 0 (pair 0, fastest)" }), el("span", { text: "\u2192 dim " + (d - 1) + " (slowest)" })
+      );
+      rowAxis.replaceChildren(el("span", { text: "rows: positions 0 (top) to " + (n - 1) + " (bottom); outlined: " + selected }));
       var axes = table[selected].map(function (_, j) { return (j % 2 ? "cos " : "sin ") + "i=" + Math.floor(j / 2); });
       rowView.replaceChildren(vectorTable("PE(" + selected + "), d_model = " + d, axes, table[selected], "qkv-pe-row"));
+      showSum();
+    }
+
+    /* The sentence's rows at the chosen width and position: the word at the
+       chosen position is shown; its position row is the heatmap's row. */
+    function showSum() {
+      var d = Number(widthPicker.value);
+      var index = Number(row.value);
+      Array.prototype.forEach.call(wordButtons.children, function (button, j) {
+        button.setAttribute("aria-pressed", j === index ? "true" : "false");
+      });
+      if (index >= sentence.words.length) {
+        sumView.replaceChildren(el("p", { class: "qkv-note", text: "Position " + index + " is past the sentence\u2019s " + sentence.words.length + " words: pick a word, or a position below " + sentence.words.length + "." }));
+        return;
+      }
+      var word = sentence.words[index];
+      var position = data.tables[String(d)][index];
+      if (d !== TOY_WIDTH) {
+        sumView.replaceChildren(
+          vectorTable("+ position row: PE(" + index + "), d_model = " + d, position.map(function (_, j) { return "dim " + j; }), position, "qkv-position-row"),
+          el("p", { class: "qkv-note", text: "The toy\u2019s token rows have d_model = " + TOY_WIDTH + " numbers, so a sum needs position rows of " + TOY_WIDTH + ": set Width to d_model = " + TOY_WIDTH + " to add them to \u201c" + word + "\u201d." })
+        );
+        return;
+      }
+      sumView.replaceChildren(
+        vectorTable("token row: \u201c" + word + "\u201d", sentence.axes, sentence.tokens[index], "qkv-token-row"),
+        vectorTable("+ position row: PE(" + index + ")", sentence.axes.map(function (_, j) { return "dim " + j; }), position, "qkv-position-row"),
+        vectorTable("= z row fed to attention", sentence.axes, sentence.sums[index], "qkv-sum-row")
+      );
     }
     canvas.addEventListener("click", function (event) {
       var box = canvas.getBoundingClientRect();
@@ -195,37 +247,25 @@
     });
     [widthPicker, countPicker, row].forEach(function (control) { control.addEventListener("input", draw); });
     [widthPicker, countPicker].forEach(function (control) { control.addEventListener("change", draw); });
-
-    var sentence = data.sentence;
-    var wordButtons = el("div", { class: "qkv-words", role: "group", "aria-label": "Words of the sentence" });
-    var sumView = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
-    function showWord(index) {
-      Array.prototype.forEach.call(wordButtons.children, function (button, j) {
-        button.setAttribute("aria-pressed", j === index ? "true" : "false");
-      });
-      var word = sentence.words[index];
-      sumView.replaceChildren(
-        vectorTable("token row: \u201c" + word + "\u201d", sentence.axes, sentence.tokens[index], "qkv-token-row"),
-        vectorTable("+ position row: PE(" + index + ")", sentence.axes.map(function (_, j) { return "dim " + j; }), sentence.positions[index], "qkv-position-row"),
-        vectorTable("= z row fed to attention", sentence.axes, sentence.sums[index], "qkv-sum-row")
-      );
-    }
     sentence.words.forEach(function (word, index) {
       var button = el("button", { type: "button", class: "qkv-word-button", "aria-pressed": "false", text: word + " (pos " + index + ")" });
-      button.addEventListener("click", function () { showWord(index); });
+      // A word is a position: picking it moves the Position control and the outline.
+      button.addEventListener("click", function () { row.value = String(index); draw(); });
       wordButtons.appendChild(button);
     });
 
     root.replaceChildren(
       el("div", { class: "qkv-controls" }, [labelled("Width", widthPicker), labelled("Rows", countPicker), labelled("Position", row)]),
+      columnAxis,
       canvas,
+      rowAxis,
+      legend,
       rowView,
-      el("p", { class: "qkv-caption", text: "The sentence \u201c" + sentence.words.join(" ") + "\u201d: pick a word to see its token row, its position row and their sum." }),
+      el("p", { class: "qkv-caption", text: "The sentence \u201c" + sentence.words.join(" ") + "\u201d: a word is a position; its token row plus the outlined position row is what attention reads." }),
       wordButtons,
       sumView
     );
     draw();
-    showWord(start.word);
   }
 
   /* ------------------------------------------------------------------ *
@@ -254,6 +294,7 @@
     }
 
     function render() {
+      fitPerRow(root);
       var sentence = data.sentences[Number(sentencePicker.value)];
       var s = steps[Number(scale.value)];
       var result = sentence.by_scale[s.key];
