@@ -152,3 +152,32 @@ def test_an_ipynb_markdown_cell_is_checked_with_the_files_line(tmp_path):
     assert unchecked_numbers(path, "docs/exercises/ex.ipynb") == [
         f"docs/exercises/ex.ipynb:{line}: 0.9985 is not in any verified output"
     ]
+
+
+def test_numbers_hidden_by_markdown_or_html_are_read_as_a_reader_sees_them(tmp_path):
+    """Issue 26.8: `0\\.4444`, `0.4&#52;44`, `0.44<b></b>44` and `0.4*4*44` render as 0.4444 and went unchecked."""
+    from prose_numbers import unchecked_numbers
+
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# t\n\nEscaped 0\\.4444, referenced 0.4&#52;44, tagged 0.44<b></b>44, emphasised 0.4*4*44.\n",
+        encoding="utf-8",
+    )
+    found = unchecked_numbers(page, "page.md")
+    assert found == ["page.md:3: 0.4444 is not in any verified output"] * 4, found
+
+
+def test_numbers_in_display_blocks_are_checked_unless_marked(tmp_path):
+    from prose_numbers import unchecked_numbers
+
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# t\n\n```text\nscore 0.6652\n```\n\n<!-- numbers: an example message, not a result -->\n\n"
+        "```console\n$ echo 0.1234\n```\n\n```python\nprint(0.25)\n```\n\n```output\n0.25\n```\n\n"
+        '```json\n{"w": 0.25}\n```\n',
+        encoding="utf-8",
+    )
+    assert unchecked_numbers(page, "page.md") == [
+        "page.md:4: 0.6652 in a ```text block is not in any verified output; print it in a block whose ```output "
+        "shows it, or put `<!-- numbers: <why they are not results> -->` right before the block"
+    ]

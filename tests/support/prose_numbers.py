@@ -25,12 +25,13 @@ and of ``docs/exercises/*.ipynb`` (against their stored outputs).
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
 
 import parts  # docs/hooks, on pytest's pythonpath
-from page_blocks import split_page, verified_outputs
+from page_blocks import read_page, split_page, verified_outputs
 
 #: Characters that separate thousands: comma, space, no-break, thin and narrow no-break space.
 _GROUP = r"(?:,\d{3})+|(?:[ \u00a0\u2009\u202f]\d{3})+"
@@ -100,10 +101,26 @@ def _blank(text: str, patterns) -> str:
     return text
 
 
+#: What Markdown and HTML hide inside a number a reader sees whole: a
+#: backslash escape (``0\.4444``), a character reference (``0.4&#52;44``), an
+#: empty or inline tag (``0.44<b></b>44``), emphasis markers (``0.4*4*44``).
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_INLINE_TAG = re.compile(r"</?(?:b|i|em|strong|span|sub|sup|code|mark|small|wbr|a)\b[^>]*>", re.IGNORECASE)
+_EMPHASIS_IN_NUMBER = re.compile(r"(?<=[\d.,])[*_]+(?=[\d.,])")
+
+
+def as_rendered(line: str) -> str:
+    """A prose line as a reader sees its numbers: escapes, character
+    references, inline tags and emphasis between digits removed."""
+    line = html.unescape(_INLINE_TAG.sub("", _ESCAPE.sub(r"\1", line)))
+    return _EMPHASIS_IN_NUMBER.sub("", line)
+
+
 def prose_without_code(lines: list[str]) -> list[str]:
     """The prose lines with comments, values, link targets and attributes blanked out."""
     text = "\n".join(lines).translate(MINUS_SIGNS)
     text = _blank(text, NOT_PROSE[:1])
+    text = "\n".join(as_rendered(line) for line in text.split("\n"))
     text = LINK_TARGET.sub(lambda m: "] " + (m["title"] or "").strip(), text)
     text = LINK_DEFINITION.sub(lambda m: m["label"], text)
     return _blank(text, NOT_PROSE[1:]).split("\n")
@@ -155,8 +172,37 @@ def unchecked_numbers(path: Path, where: str | None = None, hint: bool = False) 
     blocks, prose = split_page(text)
     outputs = verified_outputs(blocks, text)
     where = where or str(path)
-    found = unchecked_in(prose, outputs, where, hint)
+    found = unchecked_in(prose, outputs, where, hint) + unchecked_in_display(text, outputs, where)
     return found + unchecked_in_parts(text, parts.load_page(path), outputs, where, hint)
+
+
+#: ``<!-- numbers: <why> -->`` right before a display block: its numbers are
+#: not results (an example of a message, a made-up diff) and need no check.
+NUMBERS_MARKER = re.compile(r"<!--\s*numbers:\s*(?P<why>\S.*?)\s*-->")
+
+
+def unchecked_in_display(text: str, outputs: list[str], where: str) -> list[str]:
+    """Numbers in display-only blocks (```text, ```console, ```json, ...),
+    which no code checks: each must be in a verified output, or the block
+    carries a marker saying why its numbers are not results."""
+    page = read_page(text)
+    lines = text.splitlines()
+    problems = []
+    for block in page.blocks:
+        if block.is_python or block.language == "output":
+            continue
+        before = next((line for line in reversed(lines[: block.start - 1]) if line.strip()), "")
+        if NUMBERS_MARKER.search(before):
+            continue
+        for offset, line in enumerate(block.text.splitlines(), 1):
+            for match in CHECKED_NUMBER.finditer(line.translate(MINUS_SIGNS)):
+                if not is_shown(match.group(0), outputs):
+                    problems.append(
+                        f"{where}:{block.start + offset}: {match.group(0)} in a ```{block.language or 'display'} "
+                        "block is not in any verified output; print it in a block whose ```output shows it, or "
+                        "put `<!-- numbers: <why they are not results> -->` right before the block"
+                    )
+    return problems
 
 
 # --- notebook pages ----------------------------------------------------------------
