@@ -535,6 +535,48 @@ class TestCleanup:
         assert_same_as_numpy(conn, *random_head(12))
         assert [tuple(row) for row in conn.execute("SELECT note FROM q").fetchall()] == [("mine",)]
 
+    def test_the_review_case_loses_nothing(self, fresh_connection):
+        """Issue 26.1, as found: DuckDB raised 'Table with name v already exists' and then dropped the
+        user's temporary table v and view weights."""
+        conn = fresh_connection
+        conn.execute("CREATE TEMP TABLE v AS SELECT 42 AS mine")
+        conn.execute("CREATE VIEW weights AS SELECT 7 AS mine")
+        with pytest.raises(ValueError, match=r"already has temporary tables or views named v, which qkv.sql uses"):
+            qkv.sql.attention(conn, *random_head(13))
+        assert conn.execute("SELECT mine FROM v").fetchone()[0] == 42
+        assert conn.execute("SELECT mine FROM weights").fetchone()[0] == 7
+        conn.execute("DROP TABLE v")  # without the clash, the call runs beside the user's permanent view
+        assert_same_as_numpy(conn, *random_head(13))
+        assert conn.execute("SELECT mine FROM weights").fetchone()[0] == 7
+
+    def test_the_users_temporary_objects_with_every_qkv_name_survive(self, fresh_connection):
+        conn = fresh_connection
+        names = {"q": "TABLE", "k": "TABLE", "v": "TABLE", "scores": "VIEW", "visible": "VIEW"}
+        names |= {"weights": "VIEW", "output": "VIEW", "tokens": "TABLE", "allowed": "TABLE"}
+        for name, what in names.items():
+            conn.execute(f"CREATE TEMP {what} {name} AS SELECT 42 AS mine")
+        for call in (
+            lambda: qkv.sql.attention(conn, *random_head(14), mask=[True] * 6),
+            lambda: qkv.sql.attention(conn, *random_head(14), mask=np.ones((5, 6), dtype=bool)),
+            lambda: qkv.sql.explain(conn, *random_head(14)),
+        ):
+            with pytest.raises(ValueError, match="connection already has temporary tables or views named "):
+                call()
+            for name in names:
+                assert conn.execute(f"SELECT mine FROM {name}").fetchone()[0] == 42, name
+
+    def test_a_permanent_view_named_weights_survives_an_error_midway(self, fresh_connection, monkeypatch):
+        conn = fresh_connection
+        conn.execute("CREATE VIEW weights AS SELECT 7 AS mine")
+        original = qkv.sql.query_text
+        broken = "CREATE TEMP VIEW output AS SELEC 1;"
+        monkeypatch.setattr(qkv.sql, "query_text", lambda name: broken if name == "output" else original(name))
+        with pytest.raises(Exception, match="(?i)syntax|parser"):
+            qkv.sql.attention(conn, *random_head(15))
+        monkeypatch.undo()
+        assert conn.execute("SELECT mine FROM weights").fetchone()[0] == 7
+        assert temp_objects(conn) == []
+
 
 class TestSinusoidal:
     @pytest.mark.parametrize("num_positions, d_model, base", [(1, 2, 10000.0), (7, 6, 10000.0), (50, 16, 100.0)])
@@ -745,3 +787,15 @@ class TestBenchmark:
             assert row["score_rows"] == row["L"] ** 2 and row["join_rows"] == row["L"] ** 2 * d_k
             assert set(row["seconds"]) == {*DATABASES, "NumPy"}
             assert all(seconds > 0 for seconds in row["seconds"].values())
+
+
+def test_a_huge_sql_table_is_refused_up_front_as_by_the_numpy_api():
+    """Issue 26 (minor): qkv.sql.sinusoidal_encoding(con, 10**7, 512) raised a raw MemoryError."""
+    import sqlite3
+
+    with pytest.raises(ValueError) as numpy_error:
+        qkv.sinusoidal_encoding(10**7, 512)
+    with pytest.raises(ValueError) as sql_error:
+        qkv.sql.sinusoidal_encoding(sqlite3.connect(":memory:"), 10**7, 512)
+    assert str(sql_error.value) == str(numpy_error.value)
+    assert "would need a float64 array of shape (10000000, 512)" in str(sql_error.value)

@@ -27,6 +27,15 @@ exactly that on a connection you pass: ``sqlite3`` (standard library),
 ``psycopg`` 3 (PostgreSQL) or ``duckdb``. Where the three databases differ,
 ``qkv.sql._dialect`` says how and handles it.
 
+The connection is left as it was found: the scratch tables and views
+(``q``, ``k``, ``v``, ``scores``, ``visible``, ``weights``, ``output``,
+``tokens``, ``allowed``) are temporary and dropped afterwards, and a call
+refuses to start, touching nothing, if the connection already has temporary
+objects with those names. One call uses the connection throughout: do not
+share a connection between threads while a call runs (none of the three
+drivers makes a connection safe for that, and the scratch names would
+clash); give each thread its own.
+
 Examples
 --------
 >>> import sqlite3
@@ -52,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from qkv._checks import as_finite_float_array, check_ndim, check_positive_int
+from qkv._checks import as_finite_float_array, check_array_bytes, check_ndim, check_positive_int
 from qkv.attention import _check_output, _checked_scores, _first_index, _scores_cannot_overflow
 from qkv.positional import _check_base, _check_d_model
 from qkv.sql import _dialect
@@ -516,8 +525,10 @@ def sinusoidal_encoding(
     TypeError
         If ``connection`` is of another kind, or a size is not an integer.
     ValueError
-        If a size is not positive, ``d_model`` is odd, ``base <= 1``, or
-        ``method`` is unknown or ``"generate_series"`` on SQLite.
+        If a size is not positive, ``d_model`` is odd, ``base <= 1``, the
+        table would exceed ``qkv._checks.MAX_ARRAY_BYTES`` (as in
+        :func:`qkv.sinusoidal_encoding`), or ``method`` is unknown or
+        ``"generate_series"`` on SQLite.
 
     Examples
     --------
@@ -532,6 +543,8 @@ def sinusoidal_encoding(
     num_positions = check_positive_int(num_positions, "num_positions")
     d_model = _check_d_model(d_model)
     base = _check_base(base)
+    # The same limit as the NumPy API, before the database computes anything.
+    check_array_bytes((num_positions, d_model), np.float64, f"num_positions={num_positions} and d_model={d_model}")
     files = {"recursive": "sinusoidal", "generate_series": "sinusoidal_series"}
     if method not in files:
         raise ValueError(f"method must be 'recursive' or 'generate_series', got {method!r}")

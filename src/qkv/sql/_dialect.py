@@ -185,23 +185,60 @@ def sqlite_has_math(connection: sqlite3.Connection) -> bool:
     return True
 
 
+#: Temporary objects with given names, per database (the names are ours, never user text).
+_TEMP_OBJECTS = {
+    "SQLite": "SELECT name FROM sqlite_temp_master WHERE name IN ({names})",
+    "PostgreSQL": (
+        "SELECT c.relname FROM pg_class c WHERE c.relnamespace = pg_my_temp_schema() AND c.relname IN ({names})"
+    ),
+    "DuckDB": "SELECT table_name FROM information_schema.tables WHERE table_catalog = 'temp' AND table_name IN ({names})",
+}
+#: How a drop names an object in the connection's temporary schema only.
+_TEMP_SCHEMA = {"SQLite": "temp.", "PostgreSQL": "pg_temp.", "DuckDB": "temp.main."}
+
+
+def existing_scratch(connection: Any, dialect: Dialect, names: Sequence[str]) -> list[str]:
+    """Which of ``names`` already exist as temporary tables or views on ``connection``."""
+    quoted = ", ".join(f"'{name}'" for name in names)  # fixed identifiers of this package
+    cursor = connection.execute(_TEMP_OBJECTS[dialect.name].format(names=quoted))
+    return sorted(row[0] for row in cursor.fetchall())
+
+
 @contextlib.contextmanager
 def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Sequence[str]) -> Iterator[None]:
     """Run a block whose temporary ``views`` and ``tables`` are gone afterwards.
 
-    On success they are dropped; on an error SQLite and PostgreSQL roll
-    back to before the block (their DDL is transactional), and DuckDB, which
-    has no savepoints, drops what exists. The caller's own open transaction
-    is neither committed nor rolled back.
+    It touches nothing it did not create: if the connection already has a
+    temporary table or view with one of those names (the user's own), it
+    raises a ValueError before running anything, and afterwards it drops
+    only objects of the connection's temporary schema (a user's permanent
+    table of the same name is never dropped). On success they are dropped;
+    on an error SQLite and PostgreSQL roll back to before the block (their
+    DDL is transactional), and DuckDB, which has no savepoints, drops what
+    exists of them. The caller's own open transaction is neither committed
+    nor rolled back.
     """
-    drops = [f"DROP VIEW IF EXISTS {name}" for name in views] + [f"DROP TABLE IF EXISTS {name}" for name in tables]
+
+    def refuse_a_clash() -> None:
+        taken = existing_scratch(connection, dialect, [*views, *tables])
+        if taken:
+            raise ValueError(
+                f"connection already has temporary tables or views named {', '.join(taken)}, which qkv.sql "
+                "uses for its own work; qkv.sql leaves them alone: drop or rename them, or pass another connection"
+            )
+
+    schema = _TEMP_SCHEMA[dialect.name]
+    drops = [f"DROP VIEW IF EXISTS {schema}{name}" for name in views]
+    drops += [f"DROP TABLE IF EXISTS {schema}{name}" for name in tables]
     if dialect is POSTGRESQL:
         # A transaction, or a savepoint inside the caller's transaction.
-        with connection.transaction():
+        with connection.transaction():  # the check too: a query would leave a transaction open
+            refuse_a_clash()
             yield
             for drop in drops:
                 run(connection, dialect, drop)
         return
+    refuse_a_clash()
     if dialect is SQLITE:
         connection.execute("SAVEPOINT qkv_sql")
         try:
