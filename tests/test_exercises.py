@@ -1220,3 +1220,108 @@ def test_the_learners_output_cannot_rewrite_the_report_on_a_terminal(tmp_path):
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", result.stdout), repr(result.stdout[-400:])
     assert "\\x1b[6A\\r\\x1b[J10 of 10 checks passed\\u202e" in result.stdout
     assert "raised ValueError: \\x1b[2Jcleared" in result.stdout
+
+
+# --- issue 26.2 and 26.3: a learner's file cannot fake a pass, read secrets, or outlive the checker --
+
+
+FAKE_PASS = '''
+"""Implements nothing; writes a secrets.py where the checker imports from (its working directory
+under python -m), which numpy.random imports: the planted module forges the report."""
+import os, sys
+
+planted = """
+import qkv.exercises.core as core
+core.Report.passed = property(lambda self: True)
+core.Report.format = lambda self: "Result: 11 of 11 checks passed. All done."
+"""
+with open(os.path.join(os.getcwd(), "secrets.py"), "w") as f:
+    f.write(planted)
+print("token:", os.environ.get("GRADER_TOKEN"))
+'''
+
+
+def test_a_file_the_learner_writes_on_the_search_path_cannot_fake_a_pass(tmp_path):
+    learner = tmp_path / "fake.py"
+    learner.write_text(FAKE_PASS)
+    env = {**os.environ, "GRADER_TOKEN": "s3cret-token"}
+    result = subprocess.run(
+        [sys.executable, "-m", "qkv.exercises.cli", "check", "attention-head", str(learner)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (tmp_path / "secrets.py").exists()  # the attack ran
+    assert result.returncode == 1, result.stdout
+    assert "Result: 0 of 11 checks passed" in result.stdout, result.stdout
+    # The checker's environment does not reach the learner's code.
+    assert "token: None" in result.stdout and "s3cret-token" not in result.stdout
+
+
+def test_a_check_run_imports_nothing_after_the_learners_code_starts():
+    """What the guard above rests on: every module the checks use is imported before the child starts."""
+    from qkv.exercises import sandbox
+
+    for name, file in (
+        ("attention-head", "attention_head_solution.py"),
+        ("input-layer", "input_layer_solution.py"),
+        ("sql-softmax", "sql_softmax_solution.py"),
+    ):
+        started: list[set[str]] = []
+        original = sandbox._Child.__init__
+
+        def record(self, *args, original=original, started=started, **kwargs):
+            started.append(set(sys.modules))
+            original(self, *args, **kwargs)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sandbox._Child, "__init__", record)
+            assert cli_here("check", name, FILES / file).returncode == 0
+        assert started and set(sys.modules) - started[0] == set(), (name, set(sys.modules) - started[0])
+
+
+SLEEPER = """
+import os, time
+with open(os.environ["QKV_PID_FILE"], "w") as f:
+    f.write(str(os.getpid()))
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_the_learners_process_does_not_outlive_a_killed_checker(tmp_path, how):
+    """Issue 26.3: a checker ended by SIGTERM while the learner's top level slept left that child
+    running (RLIMIT_CPU never fires for a sleeping process)."""
+    learner, pid_file = tmp_path / "sleeper.py", tmp_path / "child.pid"
+    learner.write_text(SLEEPER)
+    checker = subprocess.Popen(
+        [sys.executable, "-m", "qkv.exercises.cli", "check", "attention-head", str(learner), "--timeout", "60"],
+        env={**os.environ, "QKV_PID_FILE": str(pid_file)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the learner's file never started"
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        checker.send_signal(getattr(signal, how))
+        checker.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while _alive(child):
+            assert time.monotonic() < deadline, f"the learner's process {child} outlived the checker ({how})"
+            time.sleep(0.05)
+    finally:
+        checker.kill()
+        checker.wait()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -1,8 +1,9 @@
 """The child process that runs the learner's code (started by ``qkv.exercises.sandbox``).
 
-It limits its own address space (``RLIMIT_AS``) and, as a backstop for a
-checker that died without killing it, its CPU time (``RLIMIT_CPU``, the
-time limit plus 10 s); then it loads the learner's file,
+It asks the kernel to kill it when the checker ends (Linux's
+``PR_SET_PDEATHSIG``), limits its own address space (``RLIMIT_AS``) and, as
+a backstop, its CPU time (``RLIMIT_CPU``, the time limit plus 10 s); then it
+loads the learner's file,
 says which of the exercise's functions it defines, then answers requests
 from the checker one at a time: call a function on arguments sent as plain
 data and send back the result as plain data, together with the array
@@ -51,10 +52,29 @@ def _limit_resources(max_bytes: int, cpu_seconds: int) -> None:
             pass
 
 
+def _die_with_the_checker() -> None:
+    """On Linux, have the kernel kill this process when the checker ends, however it ends
+    (a SIGTERM, a SIGKILL): a learner's top level that sleeps never reaches RLIMIT_CPU."""
+    checker = os.environ.get("QKV_CHECKER_PID", "")
+    if not sys.platform.startswith("linux") or not checker.isdigit():
+        return
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != int(checker):  # the checker ended before the line above
+        _exit(0)
+
+
 def main(argv: list[str]) -> None:
     """Serve the checker until it says exit; end with ``os._exit`` (threads do not hold it)."""
     request_fd, reply_fd, max_bytes, cpu_seconds = (int(a) for a in argv[:4])
     path, names = argv[4], argv[5:]
+    _die_with_the_checker()
     _limit_resources(max_bytes, cpu_seconds)
 
     from qkv.exercises.loader import LoadError, load_file

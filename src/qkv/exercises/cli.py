@@ -19,8 +19,11 @@ Check your file:  qkv-exercise check input-layer my_input_layer.py
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 from qkv.exercises import EXERCISES, check, get_exercise, starter
 from qkv.exercises.core import Exercise
@@ -100,6 +103,29 @@ def _memory_mb(text: str) -> int:
     return int(text)
 
 
+class Terminated(SystemExit):
+    """SIGTERM reached the checker: it ends through its cleanup, which kills the learner's process group."""
+
+
+@contextlib.contextmanager
+def _terminated_cleanly() -> Iterator[None]:
+    """A SIGTERM ends the check like an error (``finally`` blocks kill the learner's
+    processes) instead of ending this process on the spot, which left the
+    learner's child running. Only in the main thread, where Python runs handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum, frame):
+        raise Terminated(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status.
 
@@ -115,7 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write(starter(args.exercise))
             return 0
         get_exercise(args.exercise)  # a bad name is a usage error, before loading the file
-        return check(args.exercise, args.file, timeout=args.timeout, memory_mb=args.memory_mb).exit_code
+        with _terminated_cleanly():
+            return check(args.exercise, args.file, timeout=args.timeout, memory_mb=args.memory_mb).exit_code
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
         print(f"qkv-exercise: {exc}", file=sys.stderr)
         return USAGE_ERROR

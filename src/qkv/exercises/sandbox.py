@@ -68,6 +68,12 @@ from typing import Any
 
 import numpy as np
 
+# Everything the checks import, imported before any learner code runs: a
+# module imported later could come from a file the learner's code wrote on
+# the search path (a `secrets.py` beside the script, which numpy.random
+# imports). tests/test_exercises.py checks that a run imports nothing new.
+import numpy.random  # noqa: F401, E402 - see above
+
 from qkv.exercises.core import (
     CheckResult,
     Exercise,
@@ -120,16 +126,39 @@ class Limits:
             raise ValueError(f"memory_mb must be a whole number of MiB >= 0, got {self.memory_mb!r}")
 
 
+#: The parts of the checker's environment a child may see: where programs
+#: and the home folder are, the language, the time zone, the temporary
+#: folder. Nothing else (a grader's token, say) reaches the learner's code.
+CHILD_ENVIRONMENT = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "SYSTEMROOT")
+
+
 def child_environment() -> dict[str, str]:
-    """This process's environment, with the folder holding ``qkv`` first on ``PYTHONPATH``.
+    """A scrubbed environment for the child: CHILD_ENVIRONMENT, ``LC_*`` and
+    this project's own ``QKV_*`` from this process, and the folder holding
+    ``qkv`` as ``PYTHONPATH``.
 
     A child started with ``python -m qkv.exercises...`` then imports this
     very ``qkv``, installed or not.
     """
-    env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env = {k: v for k, v in os.environ.items() if k in CHILD_ENVIRONMENT or k.startswith(("LC_", "QKV_"))}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     return env
+
+
+@contextlib.contextmanager
+def search_path_without_writable_folders() -> Iterator[None]:
+    """While the block runs, this process imports nothing from the working
+    directory or the running script's folder, where the learner's code may
+    write files: both leave ``sys.path`` (and come back afterwards)."""
+    unsafe = {os.path.abspath(os.getcwd())}
+    if sys.argv and sys.argv[0]:
+        unsafe.add(os.path.dirname(os.path.abspath(sys.argv[0])))
+    before = list(sys.path)
+    sys.path[:] = [p for p in before if p and os.path.abspath(p) not in unsafe]
+    try:
+        yield
+    finally:
+        sys.path[:] = before
 
 
 _POSIX = os.name == "posix"
@@ -195,6 +224,7 @@ class _Child:
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(var, "1")  # one thread: less memory reserved, nothing left running
         env["PYTHONUNBUFFERED"] = "1"  # print() reaches the checker even before os._exit
+        env["QKV_CHECKER_PID"] = str(os.getpid())  # the child dies with this process (_child.py)
         command = [
             sys.executable,
             "-m",
@@ -595,6 +625,13 @@ def run_file_detailed(
     name = label or resolved.name
     source = "" if label is not None else os.fspath(path)
     budget = TimeBudget(limits.seconds)
+    with search_path_without_writable_folders():
+        return _run_file_session(exercise, resolved, limits, budget, name, source)
+
+
+def _run_file_session(
+    exercise: Exercise, resolved: Path, limits: Limits, budget: TimeBudget, name: str, source: str
+) -> tuple[Report, bool]:
     session = _Session(resolved, exercise, limits, budget)
     n_checks = sum(c.function not in {f.name for f in exercise.functions if f.optional} for c in exercise.checks)
     load_raised = False
