@@ -584,6 +584,9 @@ class Sweep:
             )
             found.overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             found.height = page_height(page)
+            # The rest looks inside every collapsed box too (Deeper boxes, quiz answers): a formula
+            # or a figure in a box must fit a phone as well once the reader opens it.
+            page.evaluate("document.querySelectorAll('article details').forEach(d => { d.open = true; })")
             if not desktop:
                 found.clipped = page.evaluate(CLIPPED)
             found.figures = page.eval_on_selector_all(
