@@ -50,23 +50,21 @@ def _phone_fonts():
 @figure(
     "pe-heatmap",
     alt="Heatmap of the sinusoidal encoding for 64 positions (rows, top to bottom) and 32 dimensions (columns), red for +1 and blue for -1. The leftmost columns, pair i = 0, flicker between red and blue from one row to the next; further right the colour changes more and more slowly, and the rightmost columns are nearly constant stripes: white (sine near 0) alternating with dark red (cosine near 1).",
-    caption="d = 32, positions 0 to 63: pair i = 0 (left) is the fastest wave, the last pair the slowest.",
+    caption="Pair i = 0 (left) is the fastest wave, the last pair (right) the slowest.",
     width=SHOWN_WIDTH,
 )
 def pe_heatmap(num_positions: int = 64, d_model: int = 32) -> plt.Figure:
     """Sinusoidal table: positions down, dimensions across, pair i = 0 at left."""
     table = qkv.sinusoidal_encoding(num_positions, d_model)  # (positions, d_model)
     with _phone_fonts():
-        fig, ax = plt.subplots(figsize=(FIGURE_INCHES, 5.2), layout="constrained")
+        fig, ax = plt.subplots(figsize=(FIGURE_INCHES, 3.3), layout="constrained")
         image = ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-        fig.suptitle(f"Sinusoidal encoding, d_model = {d_model}")
-        ax.set_xlabel("dimension (pair i below it)\nleft: fastest pairs, right: slowest")
+        ax.set_xlabel("dimension (pair i below); left = fastest")
         ax.set_ylabel("position (from 0)")
         ticks = np.arange(0, d_model, 8)
         ax.set_xticks(ticks, [f"{t}\ni={t // 2}" for t in ticks])
         ax.set_yticks(np.arange(0, num_positions, 16))
-        bar = fig.colorbar(image, ax=ax, location="top", shrink=0.8, ticks=[-1, 0, 1])
-        bar.set_label("value (always in [-1, 1])")
+        fig.colorbar(image, ax=ax, ticks=[-1, 0, 1], label=f"value, d_model = {d_model}")
     return fig
 
 
