@@ -22,23 +22,49 @@ PE_ROW_COUNTS = (8, 16, 32, 64)  # how many positions the widget can show
 PE_START = {"width": 16, "rows": 32, "position": 1, "word": 1}
 
 
+# Figures are drawn for a phone, where a figure is shown 358 px wide: text
+# of size s in a figure W units wide (72 units per inch) renders at
+# s * 358 / W px. FIGURE_INCHES wide with FONT-pt text keeps every text of
+# every figure above 10 px (the tight bounding box adds a little); a desktop
+# shows them SHOWN_WIDTH px wide.
+FIGURE_INCHES = 4.6
+FONT = 12
+SHOWN_WIDTH = 480
+
+
+def _phone_fonts():
+    """Every text of the figure drawn inside this context in FONT pt."""
+    return plt.rc_context(
+        {
+            "font.size": FONT,
+            "axes.titlesize": FONT,
+            "axes.labelsize": FONT,
+            "xtick.labelsize": FONT,
+            "ytick.labelsize": FONT,
+            "legend.fontsize": FONT,
+            "figure.titlesize": FONT,
+        }
+    )
+
+
 @figure(
     "pe-heatmap",
     alt="Heatmap of the sinusoidal encoding for 64 positions (rows, top to bottom) and 32 dimensions (columns), red for +1 and blue for -1. The leftmost columns, pair i = 0, flicker between red and blue from one row to the next; further right the colour changes more and more slowly, and the rightmost columns are nearly constant stripes: white (sine near 0) alternating with dark red (cosine near 1).",
-    caption="d = 32, positions 0 to 63: pair i = 0 (left) is the fastest wave, the last pair the slowest.",
-    width=640,
+    caption="Pair i = 0 (left) is the fastest wave, the last pair (right) the slowest.",
+    width=SHOWN_WIDTH,
 )
 def pe_heatmap(num_positions: int = 64, d_model: int = 32) -> plt.Figure:
     """Sinusoidal table: positions down, dimensions across, pair i = 0 at left."""
     table = qkv.sinusoidal_encoding(num_positions, d_model)  # (positions, d_model)
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    image = ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-    ax.set_xlabel("dimension (0 = sine of pair i = 0, the fastest wave; right = slowest pairs)")
-    ax.set_ylabel("position (pos, from 0)")
-    ax.set_title(f"Sinusoidal positional encoding, d_model = {d_model}")
-    ticks = np.arange(0, d_model, 4)
-    ax.set_xticks(ticks, [f"{t}\ni={t // 2}" for t in ticks])
-    fig.colorbar(image, ax=ax, label="value (always in [-1, 1])")
+    with _phone_fonts():
+        fig, ax = plt.subplots(figsize=(FIGURE_INCHES, 3.3), layout="constrained")
+        image = ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+        ax.set_xlabel("dimension (pair i below); left = fastest")
+        ax.set_ylabel("position (from 0)")
+        ticks = np.arange(0, d_model, 8)
+        ax.set_xticks(ticks, [f"{t}\ni={t // 2}" for t in ticks])
+        ax.set_yticks(np.arange(0, num_positions, 16))
+        fig.colorbar(image, ax=ax, ticks=[-1, 0, 1], label=f"value, d_model = {d_model}")
     return fig
 
 
@@ -46,23 +72,25 @@ def pe_heatmap(num_positions: int = 64, d_model: int = 32) -> plt.Figure:
     "pe-wavelengths",
     alt="Line chart of wavelength in positions, on a log scale, against the pair index for d = 16 and d = 512. Both lines start at 2 pi, about 6.28 positions, for pair 0 and climb in a straight line on the log scale to 19,869 for the last pair of d = 16 and 60,611 for the last pair of d = 512.",
     caption="Wavelength of each pair. Pair 0 is the fastest wave at every width; the last pair is the slowest.",
-    width=640,
+    width=SHOWN_WIDTH,
 )
 def pe_wavelengths() -> plt.Figure:
     """Wavelength of each dimension pair, d_model = 16 and 512, log scale."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    for d_model, marker in ((16, "o"), (512, ".")):
-        waves = qkv.pair_wavelengths(d_model)  # (d_model // 2,)
-        pairs = np.arange(d_model // 2)
-        ax.plot(pairs / (d_model // 2 - 1), waves, marker=marker, linestyle="-", label=f"d_model = {d_model}")
-        ax.annotate(f"{waves[-1]:,.0f}", (1, waves[-1]), textcoords="offset points", xytext=(-52, -4))
-    ax.set_yscale("log")
-    ax.axhline(2 * np.pi, color="grey", linewidth=0.8, linestyle=":")
-    ax.annotate("2\u03c0 = 6.28 (pair i = 0)", (0, 2 * np.pi), textcoords="offset points", xytext=(8, 6))
-    ax.set_xlabel("pair index i, as a fraction of the last pair (0 = first pair, 1 = last)")
-    ax.set_ylabel("wavelength in positions (log scale)")
-    ax.set_title("Each pair's wave is slower than the one before it")
-    ax.legend(loc="lower right")
+    with _phone_fonts():
+        fig, ax = plt.subplots(figsize=(FIGURE_INCHES, 4.2))
+        for d_model, marker in ((16, "o"), (512, ".")):
+            waves = qkv.pair_wavelengths(d_model)  # (d_model // 2,)
+            pairs = np.arange(d_model // 2)
+            label = f"d_model = {d_model}: to {waves[-1]:,.0f}"  # the last pair's wavelength
+            ax.plot(pairs / (d_model // 2 - 1), waves, marker=marker, linestyle="-", label=label)
+        ax.set_yscale("log")
+        ax.set_ylim(2, 2e5)
+        ax.axhline(2 * np.pi, color="grey", linewidth=0.8, linestyle=":")
+        ax.annotate("2\u03c0 = 6.28 (pair 0)", (0, 2 * np.pi), textcoords="offset points", xytext=(4, -4), va="top")
+        ax.set_xlabel("pair i / last pair (0 = first, 1 = last)")
+        ax.set_ylabel("wavelength (positions, log)")
+        ax.set_title("Each pair is slower than the one before")
+        ax.legend(loc="upper left")
     return fig
 
 
@@ -70,22 +98,23 @@ def pe_wavelengths() -> plt.Figure:
     "pe-similarity-by-offset",
     alt="Line chart of the cosine similarity between PE(pos) and PE(pos + k) for offsets k from 0 to 60. The d = 512 curve starts at 1 and falls, with small ripples, to about one half; the d = 6 curve oscillates strongly, rising back close to 1 at k = 6 and swinging between high and low values across the whole range.",
     caption='Cosine similarity against the offset k. "Nearby positions have similar vectors" holds roughly for d = 512 and fails for d = 6.',
-    width=640,
+    width=SHOWN_WIDTH,
 )
 def pe_similarity_by_offset(max_offset: int = 60) -> plt.Figure:
     """Cosine similarity of PE(pos) and PE(pos + k) against k, d = 6 and 512."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
     offsets = np.arange(max_offset + 1)
-    for d_model in (6, 512):
-        pe = qkv.sinusoidal_encoding(max_offset + 1, d_model)  # (positions, d_model)
-        # Depends on k only, so measure from position 0.
-        sims = [qkv.cosine_similarity(pe[0], pe[k]) for k in offsets]
-        ax.plot(offsets, sims, marker=".", label=f"d_model = {d_model}")
-    ax.set_xlabel("offset k between the two positions")
-    ax.set_ylabel("cosine similarity of PE(pos), PE(pos + k)")
-    ax.set_title("Similarity falls with distance only roughly, and not at all for small d")
-    ax.legend(loc="lower left")
-    ax.grid(alpha=0.3)
+    with _phone_fonts():
+        fig, ax = plt.subplots(figsize=(FIGURE_INCHES, 4.2))
+        for d_model in (6, 512):
+            pe = qkv.sinusoidal_encoding(max_offset + 1, d_model)  # (positions, d_model)
+            # Depends on k only, so measure from position 0.
+            sims = [qkv.cosine_similarity(pe[0], pe[k]) for k in offsets]
+            ax.plot(offsets, sims, marker=".", label=f"d_model = {d_model}")
+        ax.set_xlabel("offset k between the positions")
+        ax.set_ylabel("cos-sim of PE(pos), PE(pos + k)")
+        ax.set_title("Similarity falls with distance\nonly roughly, and not at all for small d")
+        ax.legend(loc="lower left")
+        ax.grid(alpha=0.3)
     return fig
 
 
