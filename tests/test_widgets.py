@@ -88,7 +88,7 @@ def test_positions_shows_rows_and_sums_from_the_library(browser, site_url):
     words = ["money", "bank", "grows"]
     widget.locator(".qkv-words button").nth(2).click()
     assert position.input_value() == "2" and "Position 2" in widget.locator("canvas").get_attribute("aria-label")
-    assert cells(widget.locator("table.qkv-position-row")) == fmt(qkv.sinusoidal_encoding(3, 6)[2])
+    assert cells(widget.locator("table.qkv-pe-row")) == fmt(qkv.sinusoidal_encoding(3, 6)[2])  # the word's row
     assert "set Width to d_model = 4" in widget.locator(".qkv-note").last.inner_text()
     selects.nth(0).select_option("4")
     tokens = qkv.toy.bank_sentence(words)
@@ -96,7 +96,7 @@ def test_positions_shows_rows_and_sums_from_the_library(browser, site_url):
     for index in range(len(words)):
         widget.locator(".qkv-words button").nth(index).click()
         assert cells(widget.locator("table.qkv-token-row")) == fmt(tokens[index])
-        assert cells(widget.locator("table.qkv-position-row")) == fmt(pe[index])
+        assert cells(widget.locator("table.qkv-pe-row")) == fmt(pe[index])  # its position row, outlined above
         assert cells(widget.locator("table.qkv-sum-row")) == fmt(tokens[index] + pe[index])
     position.focus()
     page.keyboard.press("End")  # position 7: past the three words

@@ -225,17 +225,15 @@
         return;
       }
       var word = sentence.words[index];
-      var position = data.tables[String(d)][index];
       if (d !== TOY_WIDTH) {
         sumView.replaceChildren(
-          vectorTable("+ position row: PE(" + index + "), d_model = " + d, position.map(function (_, j) { return "dim " + j; }), position, "qkv-position-row"),
-          el("p", { class: "qkv-note", text: "The toy\u2019s token rows have d_model = " + TOY_WIDTH + " numbers, so a sum needs position rows of " + TOY_WIDTH + ": set Width to d_model = " + TOY_WIDTH + " to add them to \u201c" + word + "\u201d." })
+          el("p", { class: "qkv-note", text: "\u201c" + word + "\u201d is at position " + index + ": its position row is the outlined row above. The toy\u2019s token rows have " + TOY_WIDTH + " numbers: set Width to d_model = " + TOY_WIDTH + " to add them." })
         );
         return;
       }
+      // The position row is the outlined row above (PE(index)): shown once, there.
       sumView.replaceChildren(
-        vectorTable("token row: \u201c" + word + "\u201d", sentence.axes, sentence.tokens[index], "qkv-token-row"),
-        vectorTable("+ position row: PE(" + index + ")", sentence.axes.map(function (_, j) { return "dim " + j; }), position, "qkv-position-row"),
+        vectorTable("token row: \u201c" + word + "\u201d, + PE(" + index + ") above", sentence.axes, sentence.tokens[index], "qkv-token-row"),
         vectorTable("= z row fed to attention", sentence.axes, sentence.sums[index], "qkv-sum-row")
       );
     }
