@@ -43,7 +43,7 @@ from qkv.exercises import EXERCISES, Limits, check, get_exercise, run, starter
 from qkv.exercises.attention_head import _MASK, _backward_data, _data, reference_gradients, weight_variants
 from qkv.exercises.cli import main as cli_main
 from qkv.exercises.compare import as_array
-from qkv.exercises.core import CheckFailed, Report
+from qkv.exercises.core import CheckFailed, LearnerAborted, Report
 from qkv.exercises.input_layer import pe_variant, pe_variants
 from qkv.exercises.mistakes import MISTAKES, describe
 from qkv.exercises.portable import NotPortable, portable_source
@@ -1123,7 +1123,10 @@ def test_an_endless_query_is_stopped_once_and_not_run_again(monkeypatch):
     assert len(report.results) == 1, [r.title for r in report.results]  # the query ran once
     stopped = report.results[0]
     assert stopped.status == "FAIL" and stopped.function == "softmax_query"
-    assert stopped.title == "softmax_query: the query was still running after 0.25 s (an endless recursive CTE?)"
+    assert stopped.title == (
+        "softmax_query: the query was still running after 0.25 s (an endless recursive CTE, or a slow function on "
+        "a long string?)"
+    )
     assert stopped.details[0].startswith("while checking: ")
     checks = len(SQL_SOFTMAX.checks_of("softmax_query"))
     assert stopped.details[1] == f"its other {checks - 1} checks were not run"
@@ -1325,3 +1328,30 @@ def _alive(pid: int) -> bool:
             return stat.read().split(") ", 1)[1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_query_stuck_in_one_sqlite_call_is_stopped_at_the_time_limit(tmp_path, monkeypatch):
+    """Issue 26.3: a correct softmax plus one LIKE on a 1 MB string took 288 s and passed: SQLite's
+    progress handler does not run inside one function call, and the query ran in the checker's own
+    process. It runs in a process of its own now, killed at the limit. A runner stuck in one call
+    (a sleep stands for the LIKE) is stopped after SQL_SECONDS, not minutes."""
+    from qkv.exercises import sql_softmax
+
+    stuck = tmp_path / "stuck_runner.py"
+    stuck.write_text("import time\ntime.sleep(600)\n")
+    monkeypatch.setattr(sql_softmax, "_RUNNER", stuck)
+    monkeypatch.setattr(sql_softmax, "SQL_SECONDS", 0.5)
+    started = time.monotonic()
+    with pytest.raises(LearnerAborted, match="still running after 0.5 s"):
+        sql_softmax.run_learner_sql("SELECT qpos, kpos, 1.0 AS weight FROM scores", np.array([[2.0, 0.0, 1.0]]))
+    assert time.monotonic() - started < 0.5 + sql_softmax._START_SECONDS + 2
+
+
+def test_the_learners_query_comes_back_from_its_process_exactly():
+    """Rows cross from the query's process as JSON: integers and float64 values come back unchanged."""
+    from qkv.exercises import sql_softmax
+
+    columns, rows = sql_softmax.run_learner_sql(
+        "SELECT qpos, kpos, score AS weight FROM scores ORDER BY kpos", np.array([[0.1, 1e-300, 1 / 3]])
+    )
+    assert columns == ["qpos", "kpos", "weight"] and rows == [(0, 0, 0.1), (0, 1, 1e-300), (0, 2, 1 / 3)]

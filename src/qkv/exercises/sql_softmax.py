@@ -5,9 +5,10 @@ one SQL ``SELECT``: given a table ``scores(qpos, kpos, score)``, it returns
 ``qpos, kpos, weight`` with each query's scores turned into softmax weights,
 as ``weights.sql`` of ``qkv.sql`` does. The function runs in the child
 process like any learner function; the SQL text it returns is plain data,
-and the checks run it here in a fresh in-memory SQLite with guards (see
-:func:`run_learner_sql`): it may only read, it is stopped after
-``SQL_SECONDS``, and its strings and rows are capped. Expected weights come
+and the checks run it in a fresh in-memory SQLite, in a process of its
+own, with guards (see :func:`run_learner_sql`): it may only read, its
+process is killed after ``SQL_SECONDS``, and its strings, rows and memory
+are capped. Expected weights come
 from ``qkv.softmax``.
 
 Examples
@@ -24,10 +25,13 @@ Examples
 
 from __future__ import annotations
 
+import json
 import re
-import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +40,7 @@ from qkv import toy
 from qkv.attention import softmax
 from qkv.exercises.compare import Variant, expect_close
 from qkv.exercises.core import CheckFailed, CheckList, Exercise, FunctionSpec, LearnerAborted, call
+from qkv.exercises.sandbox import hold_interrupts
 
 __all__ = ["EXERCISE", "run_learner_sql", "weights_from_rows", "weight_variants_sql"]
 
@@ -48,19 +53,12 @@ COLUMNS = ["qpos", "kpos", "weight"]
 #: The wide-spread check's scores: the maximum at either end, the others 1e5 below it.
 WIDE_SPREAD = np.array([[-1e5, -1e5, 0.0], [0.0, -1e5, -1e5]])
 
-# What a read-only query needs; everything else (writing, ATTACH, PRAGMA,
-# creating or dropping anything) is denied.
-_ALLOWED = {
-    sqlite3.SQLITE_SELECT,
-    sqlite3.SQLITE_READ,
-    sqlite3.SQLITE_FUNCTION,
-    getattr(sqlite3, "SQLITE_RECURSIVE", 33),  # WITH RECURSIVE; the constant is new in Python 3.11
-}
 _COMMENTS_AND_STRINGS = re.compile(r"--[^\n]*|/\*.*?\*/|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", re.DOTALL)
-
-
-def _authorize(action: int, *args: Any) -> int:
-    return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
+#: Address space of the process that runs the learner's query.
+SQL_MEMORY_BYTES = 512 * 1024 * 1024
+#: Seconds allowed for that process to start (Python and sqlite3), beyond SQL_SECONDS.
+_START_SECONDS = 3.0
+_RUNNER = Path(__file__).with_name("_sql_runner.py")
 
 
 def run_learner_sql(sql: Any, scores: np.ndarray, visible: np.ndarray | None = None) -> tuple[list[str], list[tuple]]:
@@ -99,44 +97,69 @@ def run_learner_sql(sql: Any, scores: np.ndarray, visible: np.ndarray | None = N
     if len(sql) > MAX_SQL_CHARS:
         raise CheckFailed(f"the SQL text has {len(sql):,} characters; at most {MAX_SQL_CHARS:,} are accepted")
     visible = np.ones(scores.shape, dtype=bool) if visible is None else visible
-    con = sqlite3.connect(":memory:")
-    try:
-        con.execute("CREATE TABLE scores (qpos INTEGER, kpos INTEGER, score DOUBLE PRECISION)")
-        qpos, kpos = np.nonzero(visible)
-        con.executemany(
-            "INSERT INTO scores VALUES (?, ?, ?)",
-            [(int(i), int(j), float(scores[i, j])) for i, j in zip(qpos, kpos)],
+    qpos, kpos = np.nonzero(visible)
+    request = {
+        "sql": sql,
+        "rows": [[int(i), int(j), float(scores[i, j])] for i, j in zip(qpos, kpos)],
+        "max_rows": 2 * scores.size + 1,
+        "max_value_bytes": MAX_VALUE_BYTES,
+        "memory_bytes": SQL_MEMORY_BYTES,
+    }
+    answer = _run_in_its_own_process(request)
+    error = answer.get("error")
+    if error == "warning":  # "You can only execute one statement at a time."
+        raise CheckFailed(
+            f"SQLite refused the query: {answer['message']}",
+            "return one SELECT statement, without a second one after ';'",
         )
-        con.commit()
-        con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-        con.set_authorizer(_authorize)
-        deadline = time.monotonic() + SQL_SECONDS
-        con.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-        try:
-            cursor = con.execute(sql)
-            rows = cursor.fetchmany(2 * scores.size + 1)
-        except sqlite3.Warning as exc:  # "You can only execute one statement at a time."
-            raise CheckFailed(
-                f"SQLite refused the query: {exc}", "return one SELECT statement, without a second one after ';'"
-            ) from None
-        except sqlite3.Error as exc:
-            if str(exc) == "interrupted" and time.monotonic() > deadline:
-                # Each later check would wait as long again for the same query.
-                raise LearnerAborted(
-                    f"the query was still running after {SQL_SECONDS:g} s (an endless recursive CTE?)", fatal=False
-                ) from None
-            if "not authorized" in str(exc):
-                raise CheckFailed(
-                    f"SQLite refused the query: {exc}",
-                    "the query may only read: one SELECT, no CREATE, INSERT, ATTACH or PRAGMA",
-                ) from None
-            raise CheckFailed(f"SQLite refused the query: {exc}") from None
-        if cursor.description is None:
-            raise CheckFailed("the statement returned no result set; write a SELECT")
-        columns = [str(d[0]).lower() for d in cursor.description]
-        return columns, rows
+    if error == "denied":
+        raise CheckFailed(
+            f"SQLite refused the query: {answer['message']}",
+            "the query may only read: one SELECT, no CREATE, INSERT, ATTACH or PRAGMA",
+        )
+    if error == "sqlite":
+        raise CheckFailed(f"SQLite refused the query: {answer['message']}")
+    if error == "no-result":
+        raise CheckFailed("the statement returned no result set; write a SELECT")
+    return list(answer["columns"]), [tuple(row) for row in answer["rows"]]
+
+
+def _run_in_its_own_process(request: dict[str, Any]) -> dict[str, Any]:
+    """Run the query in a fresh ``python -I`` process (``_sql_runner.py``),
+    killed after SQL_SECONDS: a single SQLite function call (a LIKE on a
+    megabyte string) gives no progress handler a chance to stop it."""
+    started = time.monotonic()
+    with hold_interrupts():
+        runner = subprocess.Popen(
+            [sys.executable, "-I", str(_RUNNER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={},
+            start_new_session=True,
+        )
+    try:
+        out, _ = runner.communicate(json.dumps(request).encode("utf-8"), timeout=SQL_SECONDS + _START_SECONDS)
+    except subprocess.TimeoutExpired:
+        # Each later check would wait as long again for the same query.
+        raise LearnerAborted(
+            f"the query was still running after {SQL_SECONDS:g} s (an endless recursive CTE, or a slow "
+            "function on a long string?)",
+            fatal=False,
+        ) from None
     finally:
-        con.close()
+        if runner.poll() is None:
+            runner.kill()
+        runner.wait()
+    if runner.returncode != 0 or not out:
+        raise CheckFailed(f"SQLite could not run the query (its process ended with status {runner.returncode})")
+    try:
+        answer = json.loads(out.decode("utf-8"))
+    except ValueError:
+        raise CheckFailed("SQLite's answer to the query could not be read") from None
+    if time.monotonic() - started > SQL_SECONDS + _START_SECONDS:
+        raise LearnerAborted(f"the query was still running after {SQL_SECONDS:g} s", fatal=False)
+    return answer
 
 
 def weights_from_rows(columns: list[str], rows: list[tuple], visible: np.ndarray) -> np.ndarray:
