@@ -92,12 +92,12 @@ def plant_faults(text: str) -> tuple[str, dict[str, str]]:
 def planted(tmp_path_factory):
     chapter = PLANTED_CHAPTER
     tmp = tmp_path_factory.mktemp("check")
-    chapters = tmp / "docs" / "chapters"
-    chapters.mkdir(parents=True)
+    # The whole docs tree (the chapter links to other pages, which make check resolves) and the
+    # benchmark results its companion module reads, as in the repository.
+    shutil.copytree(ROOT / "docs", tmp / "docs", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "benchmarks" / "results", tmp / "benchmarks" / "results")
     text, messages = plant_faults(chapter.read_text(encoding="utf-8"))
-    (chapters / chapter.name).write_text(text, encoding="utf-8")
-    if chapter.with_suffix(".py").is_file():
-        shutil.copy(chapter.with_suffix(".py"), chapters / chapter.with_suffix(".py").name)
+    (tmp / "docs" / "chapters" / chapter.name).write_text(text, encoding="utf-8")
     where = f"docs/chapters/{chapter.name}"
     return run_check(tmp, where), where, messages
 
