@@ -97,7 +97,7 @@ def pe_wavelengths() -> plt.Figure:
 @figure(
     "pe-similarity-by-offset",
     alt="Line chart of the cosine similarity between PE(pos) and PE(pos + k) for offsets k from 0 to 60. The d = 512 curve starts at 1 and falls, with small ripples, to about one half; the d = 6 curve oscillates strongly, rising back close to 1 at k = 6 and swinging between high and low values across the whole range.",
-    caption='Cosine similarity against the offset k. "Nearby positions have similar vectors" holds roughly for d = 512 and fails for d = 6.',
+    caption='Cosine similarity against the offset k. "Nearby positions have similar vectors" holds roughly for d = 512; for d = 6 it swings far from it.',
     width=SHOWN_WIDTH,
 )
 def pe_similarity_by_offset(max_offset: int = 60) -> plt.Figure:
@@ -112,7 +112,7 @@ def pe_similarity_by_offset(max_offset: int = 60) -> plt.Figure:
             ax.plot(offsets, sims, marker=".", label=f"d_model = {d_model}")
         ax.set_xlabel("offset k between the positions")
         ax.set_ylabel("cos-sim of PE(pos), PE(pos + k)")
-        ax.set_title("Similarity falls with distance\nonly roughly, and not at all for small d")
+        ax.set_title("Similarity falls with distance only\nroughly, with large swings for small d")
         ax.legend(loc="lower left")
         ax.grid(alpha=0.3)
     return fig
