@@ -80,12 +80,13 @@ class Svg:
         "each id reads its embedding row and gets its position vector added (chapters 1 to 4); the rows "
         "form the residual stream, a red line running down the block; multi-head self-attention "
         "(chapters 5 to 10) reads the stream and adds its output back, then a feed-forward network does the "
-        "same for each token alone; after the last block, the output layer scores every vocabulary entry."
+        "same for each token alone; after the decoder's last block, the output layer scores every "
+        "vocabulary entry."
     ),
     caption=(
-        "Where each chapter sits in one block of the paper's encoder. Each sublayer adds to the residual "
-        "stream; the paper normalises after each addition (the decoder adds a third sublayer, "
-        "cross-attention, chapter 7)."
+        "Where each chapter sits in one Transformer block (an encoder block; the decoder adds a third "
+        "sublayer, cross-attention, chapter 7, and only the decoder's output is scored). Each sublayer adds "
+        "to the residual stream; the paper normalises after each addition."
     ),
     width=WIDTH,
 )
@@ -132,7 +133,7 @@ def transformer_block() -> str:
         568,
         320,
         62,
-        ["after the last block: scores for", "every vocabulary entry (× Eᵀ)", "→ the next token"],
+        ["after the decoder's last block:", "a score for every vocabulary", "entry (× Eᵀ) → the next token"],
         FILLS["out"],
     )
     return s.svg()
