@@ -17,24 +17,29 @@ from plotting import plt
 
 D_MODEL_PAPER = 512
 VOCAB_PAPER = 37_000  # shared BPE vocabulary, WMT14 English-German (section 5.1)
+FONT = 12  # every text of the figure, in pt: 10 px or more on a phone
 
 
 @figure(
     "vocab-similarity",
     alt="A 15 by 15 heatmap of the cosine similarity between every pair of toy embeddings, with the 15 tokens labelled on both axes. Four bright square blocks on the diagonal stand out: the animals, the foods, the vehicles and the royals; pairs from different groups are dark.",
     caption="Cosine similarity of every pair of rows of the toy table. Similar tokens form bright blocks: meaning is read by comparing rows, not from any one coordinate.",
-    width=560,
+    width=440,
 )
 def vocab_similarity() -> plt.Figure:
-    """Cosine similarity of every pair of the 15 toy embeddings."""
+    """Cosine similarity of every pair of the 15 toy embeddings, drawn for a
+    phone: 12-pt text in a figure about 5 inches wide (10 px or more on screen
+    at 358 px), the colour bar under the map."""
     sims = qkv.cosine_similarity_matrix(qkv.toy.EMBEDDINGS)  # (15, 15)
-    fig, ax = plt.subplots(figsize=(6.4, 5.6))
+    fig, ax = plt.subplots(figsize=(4.6, 5.6))
     image = ax.imshow(sims, cmap="viridis", vmin=0, vmax=1)
     ticks = np.arange(len(qkv.toy.VOCAB))
-    ax.set_xticks(ticks, qkv.toy.VOCAB, rotation=60, ha="right")
-    ax.set_yticks(ticks, qkv.toy.VOCAB)
-    ax.set_title("Toy embeddings: cosine similarity")
-    fig.colorbar(image, ax=ax, label="cosine similarity")
+    ax.set_xticks(ticks, qkv.toy.VOCAB, rotation=90, fontsize=FONT)
+    ax.set_yticks(ticks, qkv.toy.VOCAB, fontsize=FONT)
+    ax.set_title("Toy embeddings: cosine similarity", fontsize=FONT)
+    bar = fig.colorbar(image, ax=ax, orientation="horizontal", fraction=0.05, pad=0.2, ticks=[0, 0.5, 1])
+    bar.set_label("cosine similarity", fontsize=FONT)
+    bar.ax.tick_params(labelsize=FONT)
     return fig
 
 
