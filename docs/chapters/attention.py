@@ -32,30 +32,53 @@ def _bank_weights(words: list[str]) -> np.ndarray:
     return weights  # (3, 3): row = the word that asks, column = the word it reads
 
 
-@figure(
-    "attention-heatmaps",
-    alt="Two 3 by 3 heatmaps of attention weights, one for money bank grows and one for river bank flows. In both, the rows of the noun and of bank put 0.6652 on the noun, 0.0900 on bank and 0.2447 on the verb; the verb's row puts 0.4223 on the noun and on itself.",
-    caption="The toy head's attention weights. Rows are the words that ask (queries), columns the words they read (keys). Both sentences have identical weights; only the values that get blended differ.",
-    width=700,
-)
-def attention_heatmaps() -> plt.Figure:
-    """Attention weights of the toy head in both bank sentences."""
-    fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.4))
-    fig.subplots_adjust(wspace=0.35)
-    for ax, words in zip(axes, (["money", "bank", "grows"], ["river", "bank", "flows"])):
-        image = plotting.annotated_heatmap(ax, _bank_weights(words), words, words)
-        ax.set_title(" ".join(words))
-        ax.set_xlabel("attends to (key)")
-    axes[0].set_ylabel("word that asks (query)")
-    fig.colorbar(image, ax=axes, label="attention weight (each row sums to 1)", shrink=0.9)
+#: Font size, in the figure's units (pt), of every text in this page's figures.
+FONT = 12
+#: Shown in a Deeper box on a 390 px phone, a figure is 332 px wide; its text
+#: is FONT * 332 / (its width in pt) px on screen (tests/support/figure_text.py),
+#: so at most PHONE_PT wide keeps every text at 10 px or more.
+PHONE_PT = FONT * 332 / 10
+
+
+def _readable(fig: plt.Figure, size: float = FONT) -> plt.Figure:
+    """Every text of ``fig`` at ``size`` (labels, titles, legends, cell numbers,
+    ticks), and a check that the figure, cropped as parts.py saves it, fits a phone."""
+    for ax in fig.axes:
+        ax.tick_params(labelsize=size)  # also the ticks matplotlib makes when it draws
+    for text in fig.findobj(lambda artist: isinstance(artist, plt.Text)):
+        text.set_fontsize(size)
+    box = fig.get_tightbbox(fig.canvas.get_renderer())  # inches
+    width = 72 * (box.width + 2 * plt.rcParams["savefig.pad_inches"])  # pt, the SVG's units
+    if width > PHONE_PT:
+        raise ValueError(f"figure {width:.0f} pt wide, over {PHONE_PT:.0f}: its text would be under 10 px on a phone")
     return fig
 
 
 @figure(
+    "attention-heatmaps",
+    alt="Two 3 by 3 heatmaps of attention weights, one above the other: money bank grows on top, river bank flows below. In both, the rows of the noun and of bank put 0.6652 on the noun, 0.0900 on bank and 0.2447 on the verb; the verb's row puts 0.4223 on the noun and on itself.",
+    caption="The toy head's attention weights. Rows are the words that ask (queries), columns the words they read (keys). Both sentences have identical weights; only the values that get blended differ.",
+    width=400,
+)
+def attention_heatmaps() -> plt.Figure:
+    """Attention weights of the toy head in both bank sentences, stacked for a phone."""
+    fig, axes = plt.subplots(2, 1, figsize=(4.4, 6.6))
+    fig.subplots_adjust(hspace=0.45)
+    for ax, words in zip(axes, (["money", "bank", "grows"], ["river", "bank", "flows"])):
+        image = plotting.annotated_heatmap(ax, _bank_weights(words), words, words)
+        ax.set_title(" ".join(words))
+        ax.set_ylabel("asks (query)")
+    axes[1].set_xlabel("attends to (key)")
+    bar = fig.colorbar(image, ax=axes, shrink=0.7, ticks=[0, 0.5, 1])
+    bar.set_label("attention weight (each row sums to 1)")
+    return _readable(fig)
+
+
+@figure(
     "softmax-saturation",
-    alt="Two line charts against d_k from 4 to 1024, 32 tokens, random unit-variance inputs. Left: the share of unscaled softmax rows that put over 99 percent of their weight on one key climbs from near zero to above one half; scaled, it stays at zero. Right: the share of unscaled query rows whose gradient is under 1 percent of a typical scaled row climbs to about one half at d_k 1024, while the share above 10 times a typical row rises to about a fifth by d_k 64 and then eases slightly.",
+    alt="Two line charts, one above the other, against d_k from 4 to 1024, 32 tokens, random unit-variance inputs. Top: the share of unscaled softmax rows that put over 99 percent of their weight on one key climbs from near zero to above one half; scaled, it stays at zero. Bottom: the share of unscaled query rows whose gradient is under 1 percent of a typical scaled row climbs to about one half at d_k 1024, while the share above 10 times a typical row rises to about a fifth by d_k 64 and then eases slightly.",
     caption="Unscaled scores saturate the softmax as d_k grows, and the gradient reaching the queries becomes uneven: many rows near zero, some ten times larger than usual. Scaled by 1/sqrt(d_k), neither happens. (qkv.attention_backward, 32 tokens, 50 random draws per width, seed 0.)",
-    width=760,
+    width=440,
 )
 def softmax_saturation(length: int = 32, draws: int = 50) -> plt.Figure:
     """Saturated rows and uneven query gradients, scaled and unscaled, against d_k."""
@@ -80,24 +103,25 @@ def softmax_saturation(length: int = 32, draws: int = 50) -> plt.Figure:
         large.append(float(np.mean(ratio > 10)))
         for name in saturated:
             saturated[name].append(float(np.mean(np.array(peaks[name]) > 0.99)))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8.4, 3.4))
-    fig.subplots_adjust(wspace=0.4, bottom=0.17)
-    left.plot(dims, saturated["scaled"], marker="o", label="scaled by 1/sqrt(d_k)")
-    left.plot(dims, saturated["unscaled"], marker="s", label="unscaled")
-    right.plot(dims, dead, marker="v", label="unscaled: under 1% of typical")
-    right.plot(dims, large, marker="^", label="unscaled: over 10x typical")
-    for ax in (left, right):
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(4.6, 7.0))
+    fig.subplots_adjust(hspace=0.5)
+    top.plot(dims, saturated["scaled"], marker="o", label="scaled by 1/sqrt(d_k)")
+    top.plot(dims, saturated["unscaled"], marker="s", label="unscaled")
+    bottom.plot(dims, dead, marker="v", label="under 1% of typical")
+    bottom.plot(dims, large, marker="^", label="over 10x typical")
+    for ax in (top, bottom):
         ax.set_xscale("log", base=2)
         ax.set_xticks(dims, [str(d) for d in dims])
+        ax.minorticks_off()
         ax.set_xlabel("d_k (query/key width)")
         ax.set_ylim(-0.03, 1.0)
         ax.grid(alpha=0.3)
-        ax.legend(loc="upper left", fontsize=8)
-    left.set_ylabel("share of rows with a weight > 0.99")
-    left.set_title("Softmax saturates without scaling")
-    right.set_ylabel("share of query rows")
-    right.set_title("... and the query gradients split")
-    return fig
+        ax.legend(loc="upper left")
+    top.set_ylabel("rows with a weight > 0.99")
+    top.set_title("Softmax saturates unscaled")
+    bottom.set_ylabel("unscaled query rows")
+    bottom.set_title("... and query gradients split")
+    return _readable(fig)
 
 
 @widget(
