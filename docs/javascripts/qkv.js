@@ -402,6 +402,8 @@
       Array.prototype.forEach.call(list.children, function (item) {
         var hintList = item.querySelector("ul");
         var hint = hintList ? hintList.textContent.trim() : "";
+        // The hint's own nodes (maths included), shown after a wrong pick.
+        var hintNodes = hintList ? Array.prototype.slice.call(hintList.querySelector("li").childNodes) : [];
         if (hintList) hintList.remove();
         var letter = item.textContent.trim().charAt(0);
         var button = el("button", { type: "button", class: "qkv-choice", "aria-pressed": "false", "data-letter": letter });
@@ -418,7 +420,13 @@
           }
           wrongPicks += 1;
           button.classList.add("qkv-wrong");
-          say("Not quite (" + letter + "). " + (hint || "Think again.") + " Try another choice.", "qkv-wrong");
+          say("Not quite (" + letter + "). ", "qkv-wrong");
+          if (hintNodes.length) {
+            hintNodes.forEach(function (node) { feedback.appendChild(node.cloneNode(true)); });
+          } else {
+            feedback.appendChild(document.createTextNode("Think again."));
+          }
+          feedback.appendChild(document.createTextNode(" Try another choice."));
           if (wrongPicks >= SHOW_AFTER) reveal.hidden = false;
         });
         group.appendChild(button);
