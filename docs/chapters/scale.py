@@ -15,10 +15,11 @@ from plotting import plt
 
 RESULT = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "attention.json"
 CONTENDERS = ("qkv naive", "qkv streaming", "torch SDPA")
+#: Legend labels: short enough for one line each on a phone.
 LABELS = {
-    "qkv naive": "qkv.scaled_dot_product_attention (whole score matrix)",
-    "qkv streaming": "qkv.streaming_attention (key blocks)",
-    "torch SDPA": "torch SDPA on the CPU",
+    "qkv naive": "qkv naive (whole score matrix)",
+    "qkv streaming": "qkv streaming (key blocks)",
+    "torch SDPA": "torch SDPA (CPU)",
 }
 
 
@@ -36,18 +37,24 @@ def in_box(text: str) -> str:
     return text.replace("\n", "\n    ")
 
 
-@value("bench_table")
-def bench_table() -> str:
-    """The benchmark's rows as a Markdown table (the page shows it in a Deeper box)."""
-    lines = [
-        "| L | naive (ms) | streaming (ms) | torch SDPA (ms) | naive extra memory (MiB) | streaming extra memory (MiB) | torch extra memory (MiB) |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+def _table(unit: str, cell: str) -> str:
+    """One column per contender, one row per L, in ``unit`` (the page shows it in a Deeper box)."""
+    lines = ["| L | naive | streaming | torch SDPA |", "|---:|---:|---:|---:|"]
     for row in _result()["rows"]:
-        times = " | ".join(f"{row[c + ' ms']:,.1f}" for c in CONTENDERS)
-        memory = " | ".join(f"{row[c + ' MiB']:,.0f}" for c in CONTENDERS)
-        lines.append(f"| {row['L']:,} | {times} | {memory} |")
+        lines.append(f"| {row['L']:,} | " + " | ".join(cell.format(row[f"{c} {unit}"]) for c in CONTENDERS) + " |")
     return in_box("\n".join(lines))
+
+
+@value("bench_time_table")
+def bench_time_table() -> str:
+    """The benchmark's times, ms per call: four columns, narrow enough for a phone."""
+    return _table("ms", "{:,.1f}")
+
+
+@value("bench_memory_table")
+def bench_memory_table() -> str:
+    """The benchmark's extra memory during a call, MiB: a table of its own beside the times."""
+    return _table("MiB", "{:,.0f}")
 
 
 @value("bench_machine")
@@ -221,11 +228,11 @@ def _scale_cost_alt() -> str:
 
     naive = [b["qkv naive MiB"] / a["qkv naive MiB"] for a, b in zip(rows, rows[1:])]
     return (
-        f"Two log-log line charts against the sequence length L from {first['L']} to {last['L']}. "
-        f"Left: time per call, {span('qkv naive', 'ms')} for qkv's naive attention, "
+        f"Two log-log line charts, one above the other, against the sequence length L from {first['L']} to "
+        f"{last['L']}. Top: time per call, {span('qkv naive', 'ms')} for qkv's naive attention, "
         f"{span('qkv streaming', 'ms')} for qkv's streaming attention and "
         f"{span('torch SDPA', 'ms')} for PyTorch's CPU attention. "
-        f"Right: extra memory during the call, {span('qkv naive', 'MiB')} for the naive version "
+        f"Bottom: extra memory during the call, {span('qkv naive', 'MiB')} for the naive version "
         f"({min(naive):.1f} to {max(naive):.1f} times per doubling of L), "
         f"{span('torch SDPA', 'MiB')} for PyTorch and {span('qkv streaming', 'MiB')} for the streaming version."
     )
@@ -240,24 +247,38 @@ def _scale_cost_caption() -> str:
     return (
         f"Time and extra memory of one attention head (d_k = {r['d']}, {r['dtype']} inputs; the naive "
         f"version computes in {naive}, the other two in {' and '.join(others)}) as L grows, from the "
-        "committed result of make bench-attention (the table above has the numbers and the machine)."
+        "committed result of make bench-attention (the tables above have the numbers and the machine)."
     )
 
 
-@figure("scale-cost", alt=_scale_cost_alt(), caption=_scale_cost_caption(), width=760)
+#: Every text of the figure, in points. The figure is drawn about 320 pt wide
+#: (one column, panels stacked) and shown 332 px wide in its Deeper box on a
+#: 390 px phone: 11 pt renders at about 11 px (tests/support/figure_text.py).
+FONT_PT = 11
+
+
+@figure("scale-cost", alt=_scale_cost_alt(), caption=_scale_cost_caption(), width=440)
 def scale_cost() -> plt.Figure:
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
     rows = _result()["rows"]
     lengths = [row["L"] for row in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8.2, 3.4))
-    fig.subplots_adjust(wspace=0.35, bottom=0.3)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(4.4, 6.4), sharex=True)
+    fig.subplots_adjust(hspace=0.12)
     for contender, marker in zip(CONTENDERS, ("o", "s", "^")):
-        left.plot(lengths, [row[contender + " ms"] for row in rows], marker=marker, label=LABELS[contender])
-        right.plot(lengths, [max(row[contender + " MiB"], 0.1) for row in rows], marker=marker)
-    for ax, label in ((left, "time per call (ms)"), (right, "extra memory (MiB)")):
+        top.plot(lengths, [row[contender + " ms"] for row in rows], marker=marker, label=LABELS[contender])
+        bottom.plot(lengths, [max(row[contender + " MiB"], 0.1) for row in rows], marker=marker)
+    plain = FuncFormatter(lambda y, _: f"{y:,g}")  # 1, 10, 1,000: no superscripts, which render 30% smaller
+    for ax, label in ((top, "time per call (ms)"), (bottom, "extra memory (MiB)")):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("sequence length L")
-        ax.set_ylabel(label)
-        ax.set_xticks(lengths, [f"{n:,}" for n in lengths])
-    fig.legend(loc="lower center", ncol=1, frameon=False, fontsize=8)
+        ax.set_ylabel(label, fontsize=FONT_PT)
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.tick_params(labelsize=FONT_PT)
+        ax.grid(True, which="major", alpha=0.3)
+    bottom.set_xticks(lengths, [f"{n:,}" for n in lengths])
+    bottom.xaxis.set_minor_formatter(NullFormatter())
+    bottom.set_xlabel("sequence length L", fontsize=FONT_PT)
+    top.legend(loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0, frameon=False, fontsize=FONT_PT)
     return fig
