@@ -325,3 +325,18 @@ def test_a_runner_preloads_modules_and_runs_programs_afresh_if_one_cannot_be_imp
     finally:
         preloaded.close()
         failed.close()
+
+
+def test_a_block_that_writes_to_stderr_when_run_alone_is_named(tmp_path):
+    """Issue 26 (minor): copy isolation ignored stderr, so a block whose reader sees a warning passed."""
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# t\n\n```python\nimport warnings\n\nwarnings.warn('a reader sees this')\nprint(1)\n```\n\n"
+        "```output\n1\n```\n\n```python\nprint(2)\n```\n\n```output\n2\n```\n"
+    )
+    failures, _, _ = copy_isolation(page, "docs/page.md")
+    assert [f.split("\n")[0] for f in failures] == [
+        "docs/page.md:3: writes to stderr when run alone in a fresh interpreter (a reader would see it; the page "
+        "shows none): fix its cause, or silence it in the block and say why:"
+    ]
+    assert "UserWarning: a reader sees this" in failures[0]

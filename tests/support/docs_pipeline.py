@@ -634,4 +634,11 @@ def copy_isolation(
             )
         elif case.expected is None and normalise_output(result.stdout):
             failures.append(f"{case.at}: prints when run alone{interpreter.label} but the page shows no output block")
+        elif result.stderr.strip():
+            # A warning a reader would see when running the block (a DeprecationWarning of
+            # qkv's, a RuntimeWarning from NumPy) is a fault the page does not show.
+            failures.append(
+                f"{case.at}: writes to stderr when run alone in {fresh} (a reader would see it; the page "
+                f"shows none): fix its cause, or silence it in the block and say why:\n{result.stderr[-1500:]}"
+            )
     return failures, skipped, missing
