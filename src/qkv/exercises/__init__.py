@@ -339,6 +339,16 @@ def check(
     * a learner's code that deliberately escapes: a process it starts in a
       new session survives the kill, and code running as root can raise its
       own memory limit.
+
+    What the checker is, and is not: it keeps an honest learner's code (a
+    loop, a crash, ``os._exit``, a huge array, a sleep, a forged reply)
+    from hanging the check, ending it or changing its verdict, and keeps
+    the checker's environment from the learner's code. It is not a security
+    boundary: that code runs as your user, so it can read and write your
+    files, and stop or kill the checker itself (``os.kill(os.getppid(),
+    signal.SIGSTOP)`` freezes it). Do not grade untrusted code on a shared
+    machine without another user account or a container (bubblewrap, for
+    example) around the check.
     """
     report = run(name, source, timeout=timeout, memory_mb=memory_mb)
     print(report.format(), file=file if file is not None else sys.stdout)
