@@ -413,7 +413,7 @@ def test_a_block_that_grows_as_the_reader_reaches_it_is_reported(browser, plante
 def test_make_screenshots_writes_the_whole_page_and_each_widget(browser, sub_path_url, tmp_path):
     """``make screenshots`` (tests/support/screenshots.py), on one widget's
     page at phone width: a JPEG of the whole page, 390 px wide and as tall as
-    the page, and a PNG of the widget."""
+    the page, a PNG of the widget, and one of the first quiz after a wrong pick."""
     from PIL import Image
 
     from screenshots import shoot
@@ -421,11 +421,15 @@ def test_make_screenshots_writes_the_whole_page_and_each_widget(browser, sub_pat
 
     name, path = next(iter(widget_pages().items()))
     written = shoot(browser, sub_path_url, path, "light-phone", [name], out=tmp_path)
-    page_shot, widget_shot = written[0], written[-1]
-    assert [p.relative_to(tmp_path).as_posix() for p in (page_shot, widget_shot)] == [
-        f"screenshots/{path.strip('/').replace('/', '_')}-light-phone.jpg",
+    page_shot, widget_shot, quiz_shot = written
+    slug = path.strip("/").replace("/", "_")
+    assert [p.relative_to(tmp_path).as_posix() for p in written] == [
+        f"screenshots/{slug}-light-phone.jpg",
         f"widgets/{name}-light-phone.png",
+        f"widgets/quiz-wrong-try-{slug}-light-phone.png",  # issue 24: a wrong try with its hint
     ]
+    with Image.open(quiz_shot) as image:
+        assert image.format == "PNG" and image.height > 100, image.size
     with Image.open(page_shot) as image:
         assert image.format == "JPEG" and image.width == WIDTHS["phone"] and image.height > 3 * 900, image.size
     with Image.open(widget_shot) as image:

@@ -7,7 +7,9 @@ every page and every palette x width (``ALL_CONFIGS``)
 - ``artifacts/screenshots/<page>-<config>.jpg``: the whole page, every
   deferred block rendered (JPEG: a long page's full-page PNG takes twice as
   long to encode);
-- ``artifacts/widgets/<widget>-<config>.png``: each widget, drawn.
+- ``artifacts/widgets/<widget>-<config>.png``: each widget, drawn;
+- ``artifacts/widgets/quiz-wrong-try-<page>-<config>.png``: the page's first
+  quiz after a wrong pick, with its hint (the reader's second try).
 
 CI runs it after the tests and keeps ``artifacts/`` (.github/workflows/ci.yml).
 ``python tests/support/screenshots.py [page ...]`` takes pages as the sweep
@@ -57,6 +59,16 @@ def shoot(browser, base_url: str, path: str, config: str, widgets: list[str], ou
             shot = out / "widgets" / f"{name}-{config}.png"
             shot.parent.mkdir(parents=True, exist_ok=True)
             widget.screenshot(path=str(shot))
+            written.append(shot)
+        quiz = page.locator(".quiz[data-ready=true]").first
+        if quiz.count():
+            right = quiz.get_attribute("data-answer")
+            wrong = quiz.locator(f"button.qkv-choice:not([data-letter={right}])").first
+            wrong.scroll_into_view_if_needed()
+            wrong.click()
+            shot = out / "widgets" / f"quiz-wrong-try-{path.strip('/').replace('/', '_') or 'home'}-{config}.png"
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            quiz.screenshot(path=str(shot))
             written.append(shot)
     finally:
         context.close()
