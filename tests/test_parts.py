@@ -80,7 +80,7 @@ def test_shortcodes_and_values_expand(tmp_path):
         in text
     )
     assert "<figcaption>A line.</figcaption>" in text
-    assert 'data-widget="demo-widget"' in text and 'style="min-height: 10rem"' in text
+    assert 'data-widget="demo-widget"' in text and 'style="min-height: 10rem; --qkv-phone-min-height: 10rem"' in text
     assert 'aria-label="Interactive figure: a demo"' in text
 
 
@@ -184,3 +184,14 @@ def test_alt_text_and_captions_count_as_prose(tmp_path):
         "docs/chapters/demo.py:14: 0.9012 (in the label of widget 'demo-widget', shown on docs/chapters/demo.md) "
         "is not in any verified output",
     ]
+
+
+def test_a_widget_reserves_its_phone_height_on_a_phone(tmp_path):
+    companion = COMPANION.replace('height="10rem")', 'height="10rem", phone_height="14rem")')
+    html = expand(tmp_path, "# Demo\n\n<!-- qkv:widget demo-widget -->\n", companion)
+    assert 'style="min-height: 10rem; --qkv-phone-min-height: 14rem"' in html
+    plain = expand(tmp_path / "b", "# Demo\n\n<!-- qkv:widget demo-widget -->\n")
+    assert 'style="min-height: 10rem; --qkv-phone-min-height: 10rem"' in plain
+    bad = COMPANION.replace('height="10rem")', 'height="10rem", phone_height="tall")')
+    with pytest.raises(parts.PartsError, match="widget demo-widget: phone_height must be a CSS length"):
+        expand(tmp_path / "c", "# Demo\n", bad)

@@ -128,6 +128,7 @@ def softmax_saturation(length: int = 32, draws: int = 50) -> plt.Figure:
     "attention",
     label="Interactive figure: attention weights and contextual vectors of the bank sentences, with an adjustable score scale",
     height="22rem",
+    phone_height="25rem",
 )
 def attention() -> dict:
     d_k = qkv.toy.W_KEY.shape[1]

@@ -46,7 +46,8 @@ def vocab_similarity() -> plt.Figure:
 @widget(
     "token-vectors",
     label="Interactive figure: a token's one-hot vector, embedding row and nearest neighbours",
-    height="24rem",
+    height="28rem",
+    phone_height="34rem",
 )
 def token_vectors() -> dict:
     table = qkv.toy.EMBEDDINGS  # (15, 4)

@@ -122,6 +122,7 @@ def pe_similarity_by_offset(max_offset: int = 60) -> plt.Figure:
     "positions",
     label="Interactive figure: the sinusoidal table as a heatmap, one row in numbers, and token plus position for a short sentence",
     height="44rem",
+    phone_height="50rem",
 )
 def positions() -> dict:
     words = ("money", "bank", "grows")

@@ -98,6 +98,7 @@ class Widget:
     label: str
     height: str
     line: int = 0  # where the companion module declares it
+    phone_height: str = ""  # reserved on a phone (qkv.css); height if empty
 
     @property
     def path(self) -> str:
@@ -164,19 +165,22 @@ def figure(name: str, *, alt: str, caption: str, width: int = 640) -> Callable:
     return register
 
 
-def widget(name: str, *, label: str, height: str) -> Callable:
+def widget(name: str, *, label: str, height: str, phone_height: str | None = None) -> Callable:
     """Declare a widget: ``data()`` returns the JSON its script shows.
 
     ``label`` names the region for screen readers; ``height`` (a CSS length)
-    is reserved before the data loads, so nothing below the widget moves.
+    is reserved before the data loads, so nothing below the widget moves;
+    ``phone_height`` is reserved instead on a screen 600 px wide or less,
+    where the widget's rows wrap and it grows taller (``height`` if not given).
     """
     at = _declared_at()
     _check_name(name, "widget", at)
-    if not re.fullmatch(r"\d+(\.\d+)?(rem|em|px)", height):
-        raise _error(at, f"widget {name}: height must be a CSS length such as '24rem', got {height!r}")
+    for what, length in (("height", height), ("phone_height", phone_height or height)):
+        if not re.fullmatch(r"\d+(\.\d+)?(rem|em|px)", length):
+            raise _error(at, f"widget {name}: {what} must be a CSS length such as '24rem', got {length!r}")
 
     def register(data: Callable[[], dict]) -> Callable[[], dict]:
-        _declare(Widget(name, data, label.strip(), height, at[1]))
+        _declare(Widget(name, data, label.strip(), height, at[1], phone_height or height))
         return data
 
     return register
@@ -339,7 +343,7 @@ def expand(text: str, parts: PageParts, where: str) -> str:
         w = parts.widgets[name]
         return (
             f'{indent}<div class="qkv-widget" data-widget="{w.name}" role="region" '
-            f'aria-label="{w.label}" style="min-height: {w.height}">\n'
+            f'aria-label="{w.label}" style="min-height: {w.height}; --qkv-phone-min-height: {w.phone_height or w.height}">\n'
             f'{indent}<p class="qkv-note">This interactive figure needs JavaScript. '
             f"The code blocks on this page print the same numbers.</p>\n"
             f"{indent}</div>"
