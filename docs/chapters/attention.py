@@ -76,7 +76,7 @@ def attention_heatmaps() -> plt.Figure:
 
 @figure(
     "softmax-saturation",
-    alt="Two line charts, one above the other, against d_k from 4 to 1024, 32 tokens, random unit-variance inputs. Top: the share of unscaled softmax rows that put over 99 percent of their weight on one key climbs from near zero to above one half; scaled, it stays at zero. Bottom: the share of unscaled query rows whose gradient is under 1 percent of a typical scaled row climbs to about one half at d_k 1024, while the share above 10 times a typical row rises to about a fifth by d_k 64 and then eases slightly.",
+    alt="Two line charts, one above the other, against d_k from 4 to 1024, 32 tokens, random unit-variance inputs. Top: the share of unscaled softmax rows that put over 99 percent of their weight on one key climbs from near zero to about three quarters at d_k 1024; scaled, it stays at zero. Bottom: the share of unscaled query rows whose gradient is under 1 percent of a typical scaled row climbs to about one half at d_k 1024, while the share above 10 times a typical row rises to about a quarter at d_k 64 and then falls back.",
     caption="Unscaled scores saturate the softmax as d_k grows, and the gradient reaching the queries becomes uneven: many rows near zero, some ten times larger than usual. Scaled by 1/sqrt(d_k), neither happens. (qkv.attention_backward, 32 tokens, 50 random draws per width, seed 0.)",
     width=440,
 )
