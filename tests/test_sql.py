@@ -368,6 +368,25 @@ class TestExplain:
         assert "k.pos <= q.pos" in qkv.sql.explain(pg, q, k, v, causal(6, 6))
         assert "<=" not in qkv.sql.explain(pg, q, k, v)
 
+    def test_postgresql_scores_only_the_newest_query_when_asked_for_its_row(self, pg):
+        # Chapter 9: both windows partition by qpos, so PostgreSQL pushes a filter on
+        # qpos below them to the join (allpaths.c, UNSAFE_NOTIN_PARTITIONBY_CLAUSE): the
+        # newest token's row costs L * d_k joined rows, as a KV cache's lookup does.
+        q, k, v = random_head(8, l_q=64, l_k=64, d_k=4)
+
+        def largest_step(where: str) -> int:
+            with qkv.sql.attention_views(pg, q, k, v) as views:
+                plan = views.rows(f"EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM output{where}")[0][0]
+            nodes, rows = [plan[0]["Plan"]], []
+            while nodes:
+                node = nodes.pop()
+                rows.append(node["Actual Rows"] * node["Actual Loops"])
+                nodes.extend(node.get("Plans", []))
+            return max(rows)
+
+        assert largest_step("") == 64 * 64 * 4
+        assert largest_step(" WHERE qpos = 63") == 64 * 4
+
     def test_sqlite_plan_is_indented_by_parent(self):
         plan = qkv.sql.explain(sqlite3.connect(":memory:"), *random_head(7))
         lines = plan.splitlines()

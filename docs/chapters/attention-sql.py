@@ -249,26 +249,26 @@ def _flat(name: str, rows: list) -> str | None:
 
 @value("bench_numpy_flat")
 def bench_numpy_flat() -> str:
-    """NumPy's time below the largest L, where it is mostly a cost per call (or its growth, if not)."""
+    """NumPy's time below the largest L in this run (or its growth, if it grew)."""
     rows = _bench()["rows"][:-1]
     flat = _flat("NumPy", rows)
     if flat is not None:
         return (
-            f"NumPy's time stayed {flat}, while the rows grew {rows[-1]['score_rows'] // rows[0]['score_rows']} times"
+            f"in this run NumPy's time stayed {flat}, while the rows grew "
+            f"{rows[-1]['score_rows'] // rows[0]['score_rows']} times"
         )
     growth = rows[-1]["seconds"]["NumPy"] / rows[0]["seconds"]["NumPy"]
-    return f"NumPy's time grew {growth:.1f} times from L = {rows[0]['L']} to L = {rows[-1]['L']}"
+    return f"in this run NumPy's time grew {growth:.1f} times from L = {rows[0]['L']} to L = {rows[-1]['L']}"
 
 
 @value("bench_ratio_change")
 def bench_ratio_change() -> str:
-    """What moved the databases' time over NumPy's from the second largest L to the largest.
+    """Each contender's time growth from the second largest L to the largest, in this run.
 
-    Each contender's own time growth against the growth of the work (the
-    rows): NumPy's is stated so that the reader sees whether it followed its
-    work, and the database whose time grew least is the one whose ratio
-    moved. If that database's time stayed within a factor 2 over the last
-    three sizes, the page calls it a nearly flat cost per query.
+    Only what was measured: one run's growth between two sizes is noisy (a
+    referee timed DuckDB's process CPU over interleaved sizes and found it
+    growing 5.6 times from L = 64 to 256 where a busy run's wall time looked
+    flat), so the page does not say why a ratio moved.
     """
     rows = _bench()["rows"]
     before, after = rows[-2], rows[-1]
@@ -277,24 +277,11 @@ def bench_ratio_change() -> str:
     def growth(name: str) -> float:
         return after["seconds"][name] / before["seconds"][name]
 
-    flattest = min(DATABASES, key=growth)
-    others = [n for n in DATABASES if n != flattest]
-    grew = ", ".join(f"{n}'s {growth(n):.1f}" for n in others)
-    text = (
-        f"From L = {before['L']} to L = {after['L']} the rows grew {work} times; NumPy's time grew "
-        f"{growth('NumPy'):.1f} times, {grew}, and {flattest}'s {growth(flattest):.1f}."
+    grew = ", ".join(f"{n}'s {growth(n):.1f}" for n in DATABASES)
+    return (
+        f"From L = {before['L']} to L = {after['L']} the rows grew {work} times; in this run NumPy's time grew "
+        f"{growth('NumPy'):.1f} times, {grew}: one run's growth between two sizes moves from run to run."
     )
-    flat = _flat(flattest, rows[-3:])
-    if flat is not None:
-        text += f" {flattest} took {flat}: a nearly flat cost per query at these sizes."
-    rest = [f"{n}'s from {_ratio(n, -2):.0f} to {_ratio(n, -1):.0f}" for n in others]
-    ratios = f"{flattest}'s ratio to NumPy went from {_ratio(flattest, -2):.0f} to {_ratio(flattest, -1):.0f}, " + (
-        " and ".join(rest)
-    )
-    numpy_follows_its_work = 0.7 * work <= growth("NumPy") <= 1.5 * work
-    if flat is not None and numpy_follows_its_work:
-        return text + f" What moved the ratios between these two sizes is that flat cost, not NumPy's time: {ratios}."
-    return text + f" {ratios[0].upper()}{ratios[1:]}."
 
 
 @value("bench_sqlite_growth")
