@@ -17,6 +17,7 @@ import pytest
 from needs import require
 from site_sweep import (  # tests/support, on pytest's pythonpath
     AXE,
+    DOCS,
     CONFIGS,
     MAX_SCREENS,
     SCHEMES,
@@ -270,6 +271,26 @@ def test_an_element_cut_at_the_right_edge_is_named(browser):
     found = page.evaluate(CLIPPED)
     context.close()
     assert len(found) == 1 and re.match(r'div\.qkv-output is \d+ px wide in \d+ px: "xxxx', found[0]), found
+
+
+def test_a_formula_cut_at_the_top_is_named(browser):
+    """The guard for tall glyphs: with the site's qkv.css, a formula box made lower than
+    its fraction is named, and the same formula as qkv.css lays it out is not (before
+    its padding, the top of "pos" in chapter 3 was cut)."""
+    from site_sweep import CLIPPED
+
+    context = browser.new_context(viewport={"width": WIDTHS["phone"], "height": SCREEN_HEIGHT})
+    page = context.new_page()
+    fraction = "<math display='block'><mfrac><mi>pos</mi><msup><mn>10000</mn><mi>k</mi></msup></mfrac></math>"
+    page.set_content(
+        "<article><div class='qkv-math' style='height: 20px'>" + fraction + "</div>"
+        "<div class='qkv-math'>" + fraction + "</div><p>inline <math><mfrac><mi>pos</mi><mn>2</mn></mfrac></math></p>"
+        "</article>"
+    )
+    page.add_style_tag(path=str(DOCS / "stylesheets" / "qkv.css"))
+    found = page.evaluate(CLIPPED)
+    context.close()
+    assert len(found) == 1 and re.match(r"div\.qkv-math is \d+ px tall in \d+ px \(its glyphs are cut", found[0]), found
 
 
 @pytest.mark.parametrize("planted", [True, False], ids=["too-long", "fits"])

@@ -276,7 +276,9 @@ def reading_problems(found: PageFindings) -> list[str]:
 #: reader must scroll sideways inside them, except where scrolling is the
 #: expected way to read: code (a block, a notebook's input cell) and tables in
 #: Material's scrolling wrapper. An output block, a formula or a widget must
-#: wrap instead. Each is named by its tag, classes and first words.
+#: wrap instead. And formulas whose glyphs are taller than their box: their
+#: overflow-y is hidden, so the top of a numerator or a sum's limits would be
+#: cut off. Each is named by its tag, classes and first words.
 CLIPPED = """() => {
     const found = [];
     const allowed = 'pre, code, .highlight, .highlight-ipynb, .jupyter-wrapper .jp-InputArea, .md-typeset__scrollwrap';
@@ -288,6 +290,14 @@ CLIPPED = """() => {
         if (found.some(outer => outer.el.contains(el))) continue;
         const name = el.tagName.toLowerCase() + [...el.classList].map(c => '.' + c).join('');
         found.push({el, text: `${name} is ${el.scrollWidth} px wide in ${el.clientWidth} px: "${el.textContent.trim().slice(0, 50)}"`});
+    }
+    for (const el of document.querySelectorAll('article .qkv-math, article math')) {
+        if (el.scrollHeight <= el.clientHeight + 1 || el.clientHeight === 0) continue;
+        if (!['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(el).overflowY)) continue;
+        if (el.closest('details:not([open]), [hidden]')) continue;
+        if (found.some(outer => outer.el.contains(el) || el.contains(outer.el))) continue;
+        const name = el.tagName.toLowerCase() + [...el.classList].map(c => '.' + c).join('');
+        found.push({el, text: `${name} is ${el.scrollHeight} px tall in ${el.clientHeight} px (its glyphs are cut at the top or bottom): "${el.textContent.trim().slice(0, 50)}"`});
     }
     return found.map(f => f.text);
 }"""
