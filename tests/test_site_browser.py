@@ -431,6 +431,45 @@ def test_a_block_that_grows_as_the_reader_reaches_it_is_reported(browser, plante
         assert problems == [], problems
 
 
+@pytest.mark.parametrize("planted", [True, False], ids=["misstated", "true"])
+def test_a_scrollbar_that_misstates_the_length_is_reported(browser, planted):
+    """The scrollbar check's guard, with the site's qkv.css and qkv.js: a page whose
+    deferred blocks include closed boxes with long content (qkv.js once counted
+    what they hide: a phone's scrollbar said 20 screens for 12), and the same page
+    with one block's placeholder planted four times too tall after qkv.js measured."""
+    from site_sweep import PageFindings, page_height
+
+    context = browser.new_context(viewport={"width": WIDTHS["phone"], "height": SCREEN_HEIGHT})
+    page = context.new_page()
+    # Far enough down that the browser leaves the boxes unrendered until scrolled to.
+    paragraphs = "".join(f"<p>paragraph {i}, a line or two of text to read.</p>" for i in range(80))
+    box = "<details><summary>Deeper: a closed box</summary>" + "<p>hidden</p>" * 80 + "</details>"
+    html = "<!doctype html><div class='md-content'><article class='md-typeset'>" + paragraphs + box * 4
+    html += paragraphs + "</article></div>"
+    # qkv.js finds the site's root from its own URL: served, not inlined.
+    page.route("http://planted.test/chapters/**", lambda route: route.fulfill(content_type="text/html", body=html))
+    page.route("http://planted.test/javascripts/qkv.js", lambda route: route.fulfill(path=DOCS / "javascripts" / "qkv.js"))
+    page.goto("http://planted.test/chapters/planted/")
+    page.add_style_tag(path=str(DOCS / "stylesheets" / "qkv.css"))
+    page.add_script_tag(url="http://planted.test/javascripts/qkv.js")
+    page.wait_for_selector("html[data-qkv-measured]", state="attached", timeout=15000)
+    if planted:
+        page.evaluate(
+            "const p = [...document.querySelectorAll('article > p')].at(-1);"
+            "p.style.containIntrinsicSize = 'auto ' + 4 * innerHeight + 'px'"
+        )
+    first = page_height(page)
+    render_deferred_blocks(page)
+    found = PageFindings("planted/", "light-phone", first_height=first, height=page_height(page))
+    context.close()
+    problems = reading_problems(found)
+    if planted:
+        assert len(problems) == 1 and problems[0].startswith("/planted/: before any scrolling the page is "), problems
+        assert "the scrollbar misstates the length" in problems[0], problems
+    else:
+        assert problems == [], problems
+
+
 def test_make_screenshots_writes_the_whole_page_and_each_widget(browser, sub_path_url, tmp_path):
     """``make screenshots`` (tests/support/screenshots.py), on one widget's
     page at phone width: a JPEG of the whole page, 390 px wide and as tall as

@@ -460,11 +460,16 @@
      positions inside it lays it out without rendering it (its own box keeps
      the placeholder size), so the height is taken from its content: the
      lowest margin edge of its block-level children (content-visibility
-     contains their margins) and the bottom of its last line box. */
+     contains their margins) and the bottom of its last line box. A closed
+     box (details) is its summary: the browser still lays out the content it
+     hides, and counting it made a phone's scrollbar say 20 screens for a
+     page of 12. */
   function naturalHeight(block) {
     var bottom = block.getBoundingClientRect().top;
     var inline = false;
+    var closed = block.tagName === "DETAILS" && !block.open;
     Array.prototype.forEach.call(block.childNodes, function (child) {
+      if (closed && child.tagName !== "SUMMARY") return;
       if (child.nodeType === 3) {
         inline = inline || child.textContent.trim() !== "";
         return;

@@ -258,11 +258,23 @@ def scroll_like_a_reader(page, until=None, step: int = 600) -> None:
         raise AssertionError(f"{page.url}: still scrolling after 5000 steps of {step} px")
 
 
+#: How far the page's height before any scrolling (deferred blocks at the
+#: heights qkv.js measured) may be from its height with every block rendered.
+SCROLLBAR_TOLERANCE = 0.05
+
+
 def reading_problems(found: PageFindings) -> list[str]:
-    """What reading a chapter top to bottom got wrong: a cumulative layout
-    shift of 0.01 or more, or blocks that sit elsewhere once every deferred
-    block is rendered."""
+    """What reading a chapter top to bottom got wrong: a scrollbar that
+    misstates the page's length before the reader scrolls (qkv.js measured
+    the deferred blocks wrong), a cumulative layout shift of 0.01 or more, or
+    blocks that sit elsewhere once every deferred block is rendered."""
     problems = []
+    if found.first_height and abs(found.first_height - found.height) > SCROLLBAR_TOLERANCE * found.height:
+        problems.append(
+            f"/{found.path}: before any scrolling the page is {found.first_height} px tall, "
+            f"{found.height} px once every block is rendered: the scrollbar misstates the length "
+            "(naturalHeight in qkv.js measures a deferred block wrong)"
+        )
     if found.reading_shift is not None and found.reading_shift >= 0.01:
         problems.append(f"/{found.path}: cumulative layout shift {found.reading_shift:.4f} while reading")
     if found.moved:
@@ -498,6 +510,7 @@ class PageFindings:
     axe: list[str] | None = None  # desktop only
     axe_problems: list[str] = field(default_factory=list)
     reading_shift: float | None = None  # chapters, light only
+    first_height: int = 0  # chapters, light only: the scroll height once qkv.js has measured, before any scrolling
     moved: list[tuple] = field(default_factory=list)
     widgets: dict[str, WidgetFindings] = field(default_factory=dict)
     # light desktop only: the whole visit's CSP violations and problems
@@ -552,6 +565,8 @@ class Sweep:
         )
         self.loads += 1
         step("load")
+        if light and path.startswith("chapters/"):
+            found.first_height = page_height(page)
         try:
             page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
             names = self.widgets_on.get(path, [])
