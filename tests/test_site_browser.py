@@ -17,8 +17,8 @@ import pytest
 from needs import require
 from site_sweep import (  # tests/support, on pytest's pythonpath
     AXE,
-    DOCS,
     CONFIGS,
+    DOCS,
     MAX_SCREENS,
     SCHEMES,
     SCREEN_HEIGHT,
@@ -448,7 +448,9 @@ def test_a_scrollbar_that_misstates_the_length_is_reported(browser, planted):
     html += paragraphs + "</article></div>"
     # qkv.js finds the site's root from its own URL: served, not inlined.
     page.route("http://planted.test/chapters/**", lambda route: route.fulfill(content_type="text/html", body=html))
-    page.route("http://planted.test/javascripts/qkv.js", lambda route: route.fulfill(path=DOCS / "javascripts" / "qkv.js"))
+    page.route(
+        "http://planted.test/javascripts/qkv.js", lambda route: route.fulfill(path=DOCS / "javascripts" / "qkv.js")
+    )
     page.goto("http://planted.test/chapters/planted/")
     page.add_style_tag(path=str(DOCS / "stylesheets" / "qkv.css"))
     page.add_script_tag(url="http://planted.test/javascripts/qkv.js")
