@@ -23,7 +23,7 @@ FONT = 12  # every text of the figure, in pt: 10 px or more on a phone
 @figure(
     "vocab-similarity",
     alt="A 15 by 15 heatmap of the cosine similarity between every pair of toy embeddings, with the 15 tokens labelled on both axes. Four bright square blocks on the diagonal stand out: the animals, the foods, the vehicles and the royals; pairs from different groups are dark.",
-    caption="Cosine similarity of every pair of rows of the toy table. Similar tokens form bright blocks: meaning is read by comparing rows, not from any one coordinate.",
+    caption="Cosine similarity of every pair of rows of the toy table. Similar tokens form bright blocks, found by comparing whole rows. (In the toy each group also has a column of its own, by design; a trained table need not.)",
     width=440,
 )
 def vocab_similarity() -> plt.Figure:
