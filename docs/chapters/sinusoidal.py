@@ -7,6 +7,7 @@ Declared here, used on the page by name (``<!-- qkv:figure name -->``,
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.colors import LinearSegmentedColormap
 
 import plotting
 import qkv
@@ -18,8 +19,9 @@ PE_WIDTHS = (4, 6, 8, 16, 32, 64)  # widths the positions widget offers
 PE_MAX_POSITIONS = 64
 PE_ROW_COUNTS = (8, 16, 32, 64)  # how many positions the widget can show
 # What the widget shows first: d_model, number of rows, outlined position,
-# and the word of the sentence whose rows are summed.
-PE_START = {"width": 16, "rows": 32, "position": 1, "word": 1}
+# and the word of the sentence whose rows are summed. It opens at the toy
+# rows' width, 4, so that the token row plus the position row is on screen.
+PE_START = {"width": 4, "rows": 32, "position": 1, "word": 1}
 
 
 # Figures are drawn for a phone, where a figure is shown 358 px wide: text
@@ -30,6 +32,9 @@ PE_START = {"width": 16, "rows": 32, "position": 1, "word": 1}
 FIGURE_INCHES = 4.6
 FONT = 12
 SHOWN_WIDTH = 480
+# The widget's colours (docs/javascripts/qkv.js, colour()): -1 pure blue,
+# 0 white, +1 pure red, linear in RGB in between; the heatmap uses the same.
+WIDGET_COLOURS = LinearSegmentedColormap.from_list("qkv_blue_white_red", ["#0000ff", "#ffffff", "#ff0000"])
 
 
 def _phone_fonts():
@@ -49,19 +54,19 @@ def _phone_fonts():
 
 @figure(
     "pe-heatmap",
-    alt="Heatmap of the sinusoidal encoding for 64 positions (rows, top to bottom) and 32 dimensions (columns), red for +1 and blue for -1. The leftmost columns, pair i = 0, flicker between red and blue from one row to the next; further right the colour changes more and more slowly, and the rightmost columns are nearly constant stripes: white (sine near 0) alternating with dark red (cosine near 1).",
-    caption="Pair i = 0 (left) is the fastest wave, the last pair (right) the slowest.",
+    alt="Heatmap of the sinusoidal encoding for 64 positions (rows, top to bottom) and 16 dimensions (columns), red for +1, white for 0 and blue for -1. The leftmost columns, pair i = 0, flicker between red and blue from one row to the next; further right the colour changes more and more slowly, and the rightmost columns are nearly constant stripes: white (sine near 0) alternating with red (cosine near 1).",
+    caption="Each row is a position, 0 at the top. Read a column downward: the left ones (pair 0) flicker, the right ones barely change.",
     width=SHOWN_WIDTH,
 )
-def pe_heatmap(num_positions: int = 64, d_model: int = 32) -> plt.Figure:
+def pe_heatmap(num_positions: int = 64, d_model: int = 16) -> plt.Figure:
     """Sinusoidal table: positions down, dimensions across, pair i = 0 at left."""
     table = qkv.sinusoidal_encoding(num_positions, d_model)  # (positions, d_model)
     with _phone_fonts():
-        fig, ax = plt.subplots(figsize=(FIGURE_INCHES, 3.3), layout="constrained")
-        image = ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+        fig, ax = plt.subplots(figsize=(FIGURE_INCHES, 2.9), layout="constrained")
+        image = ax.imshow(table, cmap=WIDGET_COLOURS, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
         ax.set_xlabel("dimension (pair i below); left = fastest")
         ax.set_ylabel("position (from 0)")
-        ticks = np.arange(0, d_model, 8)
+        ticks = np.arange(0, d_model, 4)
         ax.set_xticks(ticks, [f"{t}\ni={t // 2}" for t in ticks])
         ax.set_yticks(np.arange(0, num_positions, 16))
         fig.colorbar(image, ax=ax, ticks=[-1, 0, 1], label=f"value, d_model = {d_model}")
@@ -121,8 +126,8 @@ def pe_similarity_by_offset(max_offset: int = 60) -> plt.Figure:
 @widget(
     "positions",
     label="Interactive figure: the sinusoidal table as a heatmap, one row in numbers, and token plus position for a short sentence",
-    height="44rem",
-    phone_height="50rem",
+    height="44.5rem",
+    phone_height="44rem",
 )
 def positions() -> dict:
     words = ("money", "bank", "grows")
