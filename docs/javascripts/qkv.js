@@ -280,10 +280,11 @@
     var scaleText = el("output", { class: "qkv-number" });
     var view = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
     var selectedRow = 1;
+    var selectedWord = data.sentences[0].words[selectedRow];
 
     var SAYS = {
       unscaled: " (unscaled)",
-      paper: " = 1/\u221ad_k (the paper)",
+      paper: " = 1/\u221ad\u2096 (the paper)",
       sharper: " (sharper)",
       softer: " (softer)",
     };
@@ -305,7 +306,11 @@
         var rowHeader = el("th", { scope: "row" }, [
           el("button", { type: "button", class: "qkv-row-button", "aria-pressed": i === selectedRow ? "true" : "false", text: sentence.words[i] }),
         ]);
-        rowHeader.firstChild.addEventListener("click", function () { selectedRow = i; render(); });
+        rowHeader.firstChild.addEventListener("click", function () {
+          selectedRow = i;
+          selectedWord = sentence.words[i];
+          render();
+        });
         return el("tr", { class: i === selectedRow ? "qkv-selected" : "" }, [rowHeader].concat(weights.map(function (w) {
           // The number stays in the page's own colours (contrast in both
           // palettes); a bar under it shows the weight at a glance.
@@ -316,14 +321,20 @@
       });
       view.replaceChildren(
         el("table", { class: "qkv-attention" }, [
-          el("caption", { text: "Attention weights (each row sums to 1), scores " + describe(s) }),
+          el("caption", { text: "Attention weights (each row sums to 1)" }),
           el("thead", {}, [header]),
           el("tbody", {}, rows),
         ]),
         vectorTable("contextual vector of \u201c" + sentence.words[selectedRow] + "\u201d", data.axes, result.outputs[selectedRow], "qkv-context-row")
       );
     }
-    sentencePicker.addEventListener("change", render);
+    // Another sentence keeps the reader's word selected, wherever it now stands.
+    sentencePicker.addEventListener("change", function () {
+      var at = data.sentences[Number(sentencePicker.value)].words.indexOf(selectedWord);
+      if (at >= 0) selectedRow = at;
+      else selectedWord = data.sentences[Number(sentencePicker.value)].words[selectedRow];
+      render();
+    });
     scale.addEventListener("input", render);
     // The slider's ends say which way is which (its value text says the factor).
     var scaleControl = labelled("Score scale", scale);
