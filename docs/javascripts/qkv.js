@@ -76,7 +76,8 @@
   var perRow = PER_ROW;
   function fitPerRow(root) {
     var width = root.clientWidth || 0;
-    perRow = width ? Math.max(2, Math.min(PER_ROW, Math.floor(width / CELL_PX))) : PER_ROW;
+    // An even count, so that a sine and its cosine (a pair) share a line.
+    perRow = width ? Math.max(2, 2 * Math.floor(Math.min(PER_ROW, Math.floor(width / CELL_PX)) / 2)) : PER_ROW;
   }
   function chunks(list) {
     var out = [];
@@ -167,6 +168,7 @@
     var widthPicker = select(widths.map(function (d) { return { value: d, label: "d_model = " + d }; }), start.width);
     var countPicker = select(data.row_counts.map(function (n) { return { value: n, label: n + " positions" }; }), start.rows);
     var row = el("input", { type: "range", min: "0", max: String(start.rows - 1), value: String(start.position), step: "1" });
+    var rowValue = el("output", { class: "qkv-number" }); // the slider's value, beside it
     var canvas = el("canvas", { class: "qkv-heatmap", width: "640", height: "320", role: "img" });
     // Axes and a colour legend, in HTML text (readable at any width).
     var columnAxis = el("div", { class: "qkv-axis qkv-axis-x" });
@@ -195,6 +197,7 @@
         }
       }
       var selected = Number(row.value);
+      rowValue.textContent = String(selected);
       context.strokeStyle = "#000";
       context.lineWidth = 2;
       context.strokeRect(1, selected * cellH + 1, canvas.width - 2, Math.max(cellH - 2, 1));
@@ -253,7 +256,7 @@
     });
 
     root.replaceChildren(
-      el("div", { class: "qkv-controls" }, [labelled("Width", widthPicker), labelled("Rows", countPicker), labelled("Position", row)]),
+      el("div", { class: "qkv-controls" }, [labelled("Width", widthPicker), labelled("Rows", countPicker), labelled("Position", row), rowValue]),
       columnAxis,
       canvas,
       rowAxis,
