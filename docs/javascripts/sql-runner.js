@@ -254,7 +254,7 @@
     var scratch = el("div", { class: "qkv-sql-panel qkv-sql-scratch" });
     scratch.appendChild(el("label", { for: "qkv-sql-scratch" }, "Scratch query: every view and table the blocks above make (with your edits) is here:"));
     // Where two blocks define the same view, the lower one's is in force: say whose.
-    var inForce = el("p", { class: "qkv-sql-in-force" });
+    var scopeNote = el("p", { class: "qkv-sql-in-force" });
     function describeInForce() {
       var definedBy = {};
       var count = {};
@@ -265,14 +265,14 @@
         });
       });
       var redefined = Object.keys(count).filter(function (name) { return count[name] > 1; });
-      inForce.textContent = redefined.length
+      scopeNote.textContent = redefined.length
         ? "In force here: " + redefined.map(function (name) { return name + " from " + definedBy[name]; }).join(", ") +
           " (the last block that defines each)."
         : "";
-      inForce.hidden = !redefined.length;
+      scopeNote.hidden = !redefined.length;
     }
     describeInForce();
-    scratch.appendChild(inForce);
+    scratch.appendChild(scopeNote);
     var box = el("textarea", { id: "qkv-sql-scratch", class: "qkv-sql-editor", rows: "3", spellcheck: "false" });
     box.value = "SELECT name, type FROM sqlite_temp_master ORDER BY type, name;";
     // The box grows with the query, up to 16 lines.
