@@ -96,6 +96,7 @@ def planted(tmp_path_factory):
     # benchmark results its companion module reads, as in the repository.
     shutil.copytree(ROOT / "docs", tmp / "docs", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "benchmarks" / "results", tmp / "benchmarks" / "results")
+    (tmp / "node_modules").symlink_to(ROOT / "node_modules")  # sql.js, whose SQLite version the page states
     text, messages = plant_faults(chapter.read_text(encoding="utf-8"))
     (tmp / "docs" / "chapters" / chapter.name).write_text(text, encoding="utf-8")
     where = f"docs/chapters/{chapter.name}"
@@ -196,5 +197,27 @@ def test_a_missing_page_a_lint_error_few_cells_and_an_unknown_module_are_named(t
         r"^docs/chapters/demo\.md:6: the block at line 5 raised: ModuleNotFoundError: No module named "
         r"'nosuchpackage'; a block may import the standard library, numpy, qkv, .* To use another package: add it",
         out,
+        re.M,
+    ), out
+
+
+def test_a_value_that_raises_is_named_at_its_line_without_a_traceback(tmp_path):
+    """A {{ value }} whose function raises (chapter 9's read a file the planted copy lacked)
+    is the companion module's problem at the raising line, not a traceback of make check."""
+    write_tree(
+        tmp_path,
+        {
+            "docs/chapters/demo.md": "# Demo\n\nThe version is {{ demo_version }}.\n",
+            "docs/chapters/demo.py": 'from pathlib import Path\n\nfrom parts import value\n\n\n@value("demo_version")\n'
+            'def demo_version():\n    return Path("node_modules/gone.wasm").read_text()\n',
+        },
+    )
+    result = run_check(tmp_path, "docs/chapters/demo.md")
+    out = result.stdout + result.stderr
+    assert result.returncode == 1, out
+    assert "Traceback" not in out, out
+    assert re.search(
+        r"^docs/chapters/demo\.py:8: the companion module raised FileNotFoundError: .*node_modules/gone\.wasm",
+        result.stdout,
         re.M,
     ), out

@@ -171,7 +171,10 @@ def parts_problems(page: Path, where: str) -> list[str]:
 
     try:
         page_parts = parts.load_page(page)
-        return parts.problems(page.read_text(encoding="utf-8"), page_parts, where)
+        problems = parts.problems(page.read_text(encoding="utf-8"), page_parts, where)
+        for value in page_parts.values.values():
+            value()  # a value that raises is the companion module's problem, at its line (not a traceback)
+        return problems
     except parts.PartsError as error:
         return str(error).splitlines()
     except Exception as error:  # noqa: BLE001 - any error in the companion module, shown at its line
