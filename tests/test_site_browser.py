@@ -156,8 +156,8 @@ def test_palette_follows_the_system_and_the_toggle(browser, site_url):
 
 
 DEEP_LINKS = [
-    ("chapters/attention/", "the-database-analogies"),
-    ("chapters/learning-attention/", "common-confusions"),
+    ("chapters/attention/", "common-confusions"),
+    ("chapters/learning-attention/", "the-database-analogies"),
     ("chapters/sinusoidal/", "common-confusions"),
 ]
 
@@ -172,7 +172,8 @@ def test_links_to_headings_land_on_the_heading(browser, site_url, width_name):
             browser, f"{site_url}{path}#{anchor}", scheme="light", width=WIDTHS[width_name]
         )
         page.wait_for_timeout(300)  # let scroll anchoring settle
-        top = page.evaluate(f"document.getElementById('{anchor}').getBoundingClientRect().top")
+        top = page.evaluate(f"document.getElementById('{anchor}')?.getBoundingClientRect().top ?? null")
+        assert top is not None, f"/{path} has no heading #{anchor} (renamed? update DEEP_LINKS)"
         header = page.evaluate("document.querySelector('.md-header').getBoundingClientRect().height")
         context.close()
         assert header - 1 <= top <= header + 40, f"/{path}#{anchor}: heading at {top}px (header {header}px)"
@@ -219,7 +220,10 @@ def test_blocks_below_the_first_screen_wait_until_the_reader_comes(browser, site
     page.wait_for_timeout(200)
     after = last.evaluate(rendered)
     context.close()
-    assert deferred >= 40, f"only {deferred} blocks use content-visibility: auto"
+    # Most blocks now sit inside Deeper boxes (one deferred block each), so the
+    # chapter has fewer top-level blocks than it had; 25 keeps the test from
+    # passing on a page where deferral never started.
+    assert deferred >= 25, f"only {deferred} blocks use content-visibility: auto"
     assert len(placeholders) == deferred, (len(placeholders), deferred)
     assert not wrong, f"{len(wrong)} of {deferred} placeholder heights differ from the rendered ones: {wrong[:5]}"
     assert before is False and after is True, (before, after)

@@ -269,3 +269,58 @@ def test_an_error_names_its_line(browser, site_url):
     assert re.fullmatch(r"Error: block \d+, line 2: no such column: nope", error.inner_text()), error.inner_text()
     context.close()
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_a_result_says_what_it_shows_and_a_view_error_names_its_block(browser, site_url):
+    """A learner's findings: a block that only creates views shows the last one's rows under a
+    caption naming it, and a view that reads a missing table names the block that made it."""
+    page, context, problems = open_sql_page(browser, site_url)
+    block = block_with(page, "CREATE TEMP VIEW output")
+    run_button(block).click()
+    panel = panel_of(block)
+    result_rows(panel)
+    assert (
+        panel.locator("table.qkv-sql-table caption").inner_text() == "Rows of view output, the last this block creates"
+    )
+    panel.get_by_label(re.compile("Query")).fill("CREATE TEMP VIEW output AS\nSELECT * FROM expz;")
+    run_button(block).click()
+    error = panel.locator(".qkv-sql-error")
+    error.wait_for(timeout=30000)
+    assert re.fullmatch(r"Error: block \d+, reading view output: no such table: expz", error.inner_text()), (
+        error.inner_text()
+    )
+    context.close()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_the_scratch_box_names_the_mask_in_force_and_can_replace_it(browser, site_url):
+    """The scratch box runs every block, the padding mask's last: it says so, and a reader can
+    drop that mask there and get the hand-worked, unmasked output of bank (the exercise's way)."""
+    page, context, problems = open_sql_page(browser, site_url)
+    scratch = page.locator(".qkv-sql-scratch")
+    in_force = scratch.locator(".qkv-sql-in-force").inner_text()
+    assert re.fullmatch(r"In force here: visible from block \d+ \(the last block that defines each\)\.", in_force), (
+        in_force
+    )
+    texts = page.locator("div.qkv-sql").evaluate_all("els => els.map(e => e.textContent)")  # rendered or not
+    last_visible = max(i for i, text in enumerate(texts) if "CREATE TEMP VIEW visible" in text)
+    assert "JOIN tokens" in texts[last_visible]  # the padding mask
+    assert in_force.startswith(f"In force here: visible from block {last_visible + 1} ")
+    scratch.get_by_label(re.compile("Scratch query")).fill(
+        "DROP VIEW visible;\nCREATE TEMP VIEW visible AS SELECT qpos, kpos, score FROM scores;\n"
+        "SELECT dim, val FROM output WHERE qpos = 1 ORDER BY dim;"
+    )
+    assert scratch.get_by_label(re.compile("Scratch query")).get_attribute("rows") == "4"  # grew with the query
+    scratch.get_by_role("button", name="Run the scratch query in your browser (SQLite)").click()
+    table = scratch.locator("table.qkv-sql-table")
+    table.wait_for(timeout=30000)
+    assert table.locator("caption").inner_text() == "Rows of the statement at line 3"
+    full = "els => els.map(td => td.dataset.full || td.textContent)"
+    vals = [float(v) for v in table.locator("td:nth-child(2)").evaluate_all(full)]
+    q, k, v = bank_head()
+    expected, _ = qkv.scaled_dot_product_attention(q, k, v)
+    np.testing.assert_allclose(vals, expected[1], atol=1e-12)
+    context.close()
+    assert not problems, "\n".join(problems)

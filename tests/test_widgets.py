@@ -65,6 +65,18 @@ def test_token_vector_works_by_keyboard(browser, site_url):
     assert not problems, problems
 
 
+def test_a_phone_keeps_each_sine_with_its_cosine(browser, site_url):
+    """A learner's finding: at 390 px the PE row wrapped five values to a line, so a pair's sine
+    and cosine fell on two lines. Every line but the last now holds an even number of values."""
+    page, context, problems, widget = widget_page(browser, site_url, "positions", width=390)
+    widget.locator("select").nth(0).select_option("16")
+    counts = widget.locator("table.qkv-pe-row tr.qkv-axes").evaluate_all("rows => rows.map(r => r.cells.length)")
+    context.close()
+    assert sum(counts) == 16 and len(counts) > 1, counts  # wrapped, all 16 shown
+    assert all(n % 2 == 0 for n in counts), counts
+    assert not problems, problems
+
+
 def test_positions_shows_rows_and_sums_from_the_library(browser, site_url):
     page, context, problems, widget = widget_page(browser, site_url, "positions")
     selects = widget.locator("select")
@@ -76,6 +88,7 @@ def test_positions_shows_rows_and_sums_from_the_library(browser, site_url):
     for _ in range(3):
         page.keyboard.press("ArrowRight")
     assert cells(widget.locator("table.qkv-pe-row")) == fmt(qkv.sinusoidal_encoding(8, 6)[3])
+    assert widget.locator("output").inner_text() == "3"  # the slider says its value
     label = widget.locator("canvas").get_attribute("aria-label")
     assert "8 positions" in label and "6 dimensions" in label and "Position 3" in label
 
@@ -124,7 +137,10 @@ def test_attention_explorer_matches_the_library_at_every_scale(browser, site_url
             factor = float(widget.locator("output").inner_text().split()[1])
             output, weights = qkv.scaled_dot_product_attention(q, k, v, scale=factor)
             assert cells(widget.locator("table.qkv-attention")) == fmt(weights), (text, factor)
-            assert cells(widget.locator("table.qkv-context-row")) == fmt(output[1]), (text, factor)
+            # bank stays selected as the sentence changes, wherever it stands in it
+            bank = text.split().index("bank")
+            assert cells(widget.locator("table.qkv-context-row")) == fmt(output[bank]), (text, factor)
+            assert "\u201cbank\u201d" in widget.locator("table.qkv-context-row caption").inner_text()
             checked += 1
             page.keyboard.press("ArrowRight")
     assert checked == len(sentences) * steps
@@ -160,7 +176,8 @@ def _shown(quiz) -> dict:
     """What the reader sees of a quiz: feedback, explanation, its style, the reveal button."""
     details = quiz.locator("details")
     return {
-        "feedback": quiz.locator(".qkv-feedback").inner_text(),
+        # textContent, spaces collapsed: innerText sets inline maths (a hint's $E$) on lines of its own
+        "feedback": " ".join(quiz.locator(".qkv-feedback").text_content().split()),
         "explained": details.is_visible(),
         "success": "success" in (details.get_attribute("class") or ""),
         "reveal": quiz.locator("button.qkv-reveal").is_visible(),
@@ -173,7 +190,7 @@ def test_a_wrong_pick_shows_its_hint_and_the_reader_tries_again(browser, site_ur
     page, context, problems, quiz, right, wrong = _first_quiz(browser, site_url, scheme)
     assert not quiz.locator("details").is_visible()  # hidden until the reader answers
     pick = quiz.locator(f"button[data-letter={wrong[0]}]")
-    hint = pick.get_attribute("data-hint")
+    hint = " ".join(pick.get_attribute("data-hint").split())
     assert hint, f"choice {wrong[0]} of the first quiz has no hint"
     pick.click()
     shown = _shown(quiz)

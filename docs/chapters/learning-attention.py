@@ -51,7 +51,7 @@ def training_loss() -> plt.Figure:
     ax.set_xticks([0, 100, 200, 300, 400, 500])
     ax.set_xlabel("gradient-descent step")
     ax.set_ylabel("MSE of bank's row (log)")
-    ax.set_title("Learning W_Q, W_K, W_V (seed 0)")
+    ax.set_title("Learning the three matrices (seed 0)")
     ax.grid(alpha=0.3)
     return _readable(fig)
 

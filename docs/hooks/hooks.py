@@ -221,8 +221,10 @@ def on_page_markdown(markdown: str, page, config, files):
         )
     if page.meta.get(safety.ALLOW_SCRIPTS):
         log.info("%s: inline scripts allowed by its front matter (%s: true)", where, safety.ALLOW_SCRIPTS)
-    elif page.file.abs_src_path and (
-        problems := safety.page_code(Path(page.file.abs_src_path).read_text(encoding="utf-8"), where)
+    elif (
+        page.file.abs_src_path
+        and page.file.src_uri.endswith(".md")  # a notebook is sanitised instead (safety.sanitise_notebook)
+        and (problems := safety.page_code(Path(page.file.abs_src_path).read_text(encoding="utf-8"), where))
     ):
         raise PluginError("\n".join(problems))
     markdown = fill_parts(markdown, page.file.src_uri)

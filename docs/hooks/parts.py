@@ -335,9 +335,11 @@ def expand(text: str, parts: PageParts, where: str) -> str:
         if match["kind"] == "figure":
             fig = parts.figures[name]
             return (
+                # Image and caption on one line: on two, a figure at the top level of a page got a
+                # <br /> between them (a 42 px gap, against 13 px for a figure in a box).
                 f'{indent}<figure markdown="span">\n'
-                f'{indent}  ![{fig.alt}]({up}{fig.path}){{ width="{fig.width}" }}\n'
-                f"{indent}  <figcaption>{fig.caption}</figcaption>\n"
+                f'{indent}  ![{fig.alt}]({up}{fig.path}){{ width="{fig.width}" }}'
+                f"<figcaption>{fig.caption}</figcaption>\n"
                 f"{indent}</figure>"
             )
         w = parts.widgets[name]

@@ -76,7 +76,8 @@
   var perRow = PER_ROW;
   function fitPerRow(root) {
     var width = root.clientWidth || 0;
-    perRow = width ? Math.max(2, Math.min(PER_ROW, Math.floor(width / CELL_PX))) : PER_ROW;
+    // An even count, so that a sine and its cosine (a pair) share a line.
+    perRow = width ? Math.max(2, 2 * Math.floor(Math.min(PER_ROW, Math.floor(width / CELL_PX)) / 2)) : PER_ROW;
   }
   function chunks(list) {
     var out = [];
@@ -167,6 +168,7 @@
     var widthPicker = select(widths.map(function (d) { return { value: d, label: "d_model = " + d }; }), start.width);
     var countPicker = select(data.row_counts.map(function (n) { return { value: n, label: n + " positions" }; }), start.rows);
     var row = el("input", { type: "range", min: "0", max: String(start.rows - 1), value: String(start.position), step: "1" });
+    var rowValue = el("output", { class: "qkv-number" }); // the slider's value, beside it
     var canvas = el("canvas", { class: "qkv-heatmap", width: "640", height: "320", role: "img" });
     // Axes and a colour legend, in HTML text (readable at any width).
     var columnAxis = el("div", { class: "qkv-axis qkv-axis-x" });
@@ -195,6 +197,7 @@
         }
       }
       var selected = Number(row.value);
+      rowValue.textContent = String(selected);
       context.strokeStyle = "#000";
       context.lineWidth = 2;
       context.strokeRect(1, selected * cellH + 1, canvas.width - 2, Math.max(cellH - 2, 1));
@@ -253,7 +256,7 @@
     });
 
     root.replaceChildren(
-      el("div", { class: "qkv-controls" }, [labelled("Width", widthPicker), labelled("Rows", countPicker), labelled("Position", row)]),
+      el("div", { class: "qkv-controls" }, [labelled("Width", widthPicker), labelled("Rows", countPicker), labelled("Position", row), rowValue]),
       columnAxis,
       canvas,
       rowAxis,
@@ -280,10 +283,11 @@
     var scaleText = el("output", { class: "qkv-number" });
     var view = el("div", { class: "qkv-widget__output", "aria-live": "polite" });
     var selectedRow = 1;
+    var selectedWord = data.sentences[0].words[selectedRow];
 
     var SAYS = {
       unscaled: " (unscaled)",
-      paper: " = 1/\u221ad_k (the paper)",
+      paper: " = 1/\u221ad\u2096 (the paper)",
       sharper: " (sharper)",
       softer: " (softer)",
     };
@@ -305,7 +309,11 @@
         var rowHeader = el("th", { scope: "row" }, [
           el("button", { type: "button", class: "qkv-row-button", "aria-pressed": i === selectedRow ? "true" : "false", text: sentence.words[i] }),
         ]);
-        rowHeader.firstChild.addEventListener("click", function () { selectedRow = i; render(); });
+        rowHeader.firstChild.addEventListener("click", function () {
+          selectedRow = i;
+          selectedWord = sentence.words[i];
+          render();
+        });
         return el("tr", { class: i === selectedRow ? "qkv-selected" : "" }, [rowHeader].concat(weights.map(function (w) {
           // The number stays in the page's own colours (contrast in both
           // palettes); a bar under it shows the weight at a glance.
@@ -316,14 +324,20 @@
       });
       view.replaceChildren(
         el("table", { class: "qkv-attention" }, [
-          el("caption", { text: "Attention weights (each row sums to 1), scores " + describe(s) }),
+          el("caption", { text: "Attention weights (each row sums to 1)" }),
           el("thead", {}, [header]),
           el("tbody", {}, rows),
         ]),
         vectorTable("contextual vector of \u201c" + sentence.words[selectedRow] + "\u201d", data.axes, result.outputs[selectedRow], "qkv-context-row")
       );
     }
-    sentencePicker.addEventListener("change", render);
+    // Another sentence keeps the reader's word selected, wherever it now stands.
+    sentencePicker.addEventListener("change", function () {
+      var at = data.sentences[Number(sentencePicker.value)].words.indexOf(selectedWord);
+      if (at >= 0) selectedRow = at;
+      else selectedWord = data.sentences[Number(sentencePicker.value)].words[selectedRow];
+      render();
+    });
     scale.addEventListener("input", render);
     // The slider's ends say which way is which (its value text says the factor).
     var scaleControl = labelled("Score scale", scale);

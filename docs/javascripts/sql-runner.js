@@ -13,10 +13,13 @@
  * a block runs, the views and tables it creates are dropped, so a block can
  * redefine a step; open blocks below an edited step say "re-run to see the
  * effect". A scratch box after the last block runs every block, then any
- * query on the views they made. The result is the last statement's rows or,
- * for a block that only creates things, the rows of the last view or table it
- * created, as a table: numbers shown to 4 decimals, the full value on hover
- * and when copied. An error shows the database's own message and its line.
+ * query on the views they made; its label names the block whose definition
+ * of each view is in force where two blocks define it (a later mask replaces
+ * an earlier one). The result is the last statement's rows or, for a block
+ * that only creates things, the rows of the last view or table it created,
+ * as a table under a caption that says which: numbers shown to 4 decimals,
+ * the full value on hover and when copied. An error shows the database's own
+ * message and its block and line.
  */
 (function () {
   "use strict";
@@ -82,6 +85,8 @@
   function runText(db, text, name) {
     var objects = created(text);
     objects.forEach(function (object) {
+      // A text that drops the object itself (DROP VIEW visible; CREATE ...) does it in its own order.
+      if (new RegExp("\\bDROP\\s+(VIEW|TABLE)\\s+(IF\\s+EXISTS\\s+)?" + object.name + "\\b", "i").test(text)) return;
       var kind = kindOf(db, object.name);
       if (kind === "VIEW" || kind === "TABLE") db.exec("DROP " + kind + " " + object.name);
     });
@@ -103,7 +108,7 @@
         var columns = statement.getColumnNames();
         var values = [];
         while (statement.step()) values.push(statement.get());
-        if (columns.length) last = { columns: columns, values: values };
+        if (columns.length) last = { columns: columns, values: values, caption: "Rows of the statement at line " + line };
       } catch (error) {
         throw new Error(name + ", line " + line + ": " + error.message);
       } finally {
@@ -112,9 +117,17 @@
     }
     if (last) return last;
     if (objects.length) {
-      var made = objects[objects.length - 1].name;
-      var rows = db.exec("SELECT * FROM " + made);
-      return rows.length ? rows[0] : { columns: [], values: [], empty: made };
+      var made = objects[objects.length - 1];
+      var rows;
+      try {
+        rows = db.exec("SELECT * FROM " + made.name);
+      } catch (error) {
+        throw new Error(name + ", reading " + made.kind.toLowerCase() + " " + made.name + ": " + error.message);
+      }
+      var caption = "Rows of " + made.kind.toLowerCase() + " " + made.name + ", the last this block creates";
+      var result = rows.length ? rows[0] : { columns: [], values: [], empty: made.name };
+      result.caption = caption;
+      return result;
     }
     return { columns: [], values: [] };
   }
@@ -131,6 +144,7 @@
       return el("p", { class: "qkv-sql-empty" }, result.empty ? result.empty + " has no rows." : "No rows.");
     }
     var table = el("table", { class: "qkv-sql-table" });
+    if (result.caption) table.appendChild(el("caption", {}, result.caption));
     var head = el("tr");
     result.columns.forEach(function (c) { head.appendChild(el("th", { scope: "col" }, c)); });
     table.appendChild(el("thead")).appendChild(head);
@@ -159,7 +173,7 @@
       event.clipboardData.setData("text/plain", lines.join("\n"));
       event.preventDefault();
     });
-    var wrap = el("div", { class: "qkv-sql-scroll", tabindex: "0", role: "region", "aria-label": "Result rows" });
+    var wrap = el("div", { class: "qkv-sql-scroll", tabindex: "0", role: "region", "aria-label": result.caption || "Result rows" });
     wrap.appendChild(table);
     return wrap;
   }
@@ -239,8 +253,32 @@
     var anchor = last.block.nextElementSibling; // its Run bar
     var scratch = el("div", { class: "qkv-sql-panel qkv-sql-scratch" });
     scratch.appendChild(el("label", { for: "qkv-sql-scratch" }, "Scratch query: every view and table the blocks above make (with your edits) is here:"));
+    // Where two blocks define the same view, the lower one's is in force: say whose.
+    var scopeNote = el("p", { class: "qkv-sql-in-force" });
+    function describeInForce() {
+      var definedBy = {};
+      var count = {};
+      steps.forEach(function (step) {
+        created(textOf(step)).forEach(function (object) {
+          definedBy[object.name] = step.name;
+          count[object.name] = (count[object.name] || 0) + 1;
+        });
+      });
+      var redefined = Object.keys(count).filter(function (name) { return count[name] > 1; });
+      scopeNote.textContent = redefined.length
+        ? "In force here: " + redefined.map(function (name) { return name + " from " + definedBy[name]; }).join(", ") +
+          " (the last block that defines each)."
+        : "";
+      scopeNote.hidden = !redefined.length;
+    }
+    describeInForce();
+    scratch.appendChild(scopeNote);
     var box = el("textarea", { id: "qkv-sql-scratch", class: "qkv-sql-editor", rows: "3", spellcheck: "false" });
     box.value = "SELECT name, type FROM sqlite_temp_master ORDER BY type, name;";
+    // The box grows with the query, up to 16 lines.
+    box.addEventListener("input", function () {
+      box.rows = Math.max(3, Math.min(16, box.value.split("\n").length + 1));
+    });
     scratch.appendChild(box);
     var scratchBar = el("div", { class: "qkv-sql-bar" });
     var scratchButton = el("button", { type: "button", class: "qkv-sql-run" }, "Run");
@@ -251,6 +289,7 @@
     scratch.appendChild(scratchOutput);
     anchor.insertAdjacentElement("afterend", scratch);
     scratchButton.addEventListener("click", function () {
+      describeInForce();
       run(scratchButton, scratchOutput, steps.length, box.value, "the scratch query", null);
     });
   }
