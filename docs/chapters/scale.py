@@ -134,6 +134,25 @@ def bench_mem_growth_torch() -> str:
     return _memory_growth("torch SDPA")
 
 
+#: How the page's prose names each contender.
+NAMES = {"qkv naive": "the naive version", "qkv streaming": "the streaming version", "torch SDPA": "PyTorch"}
+
+
+@value("bench_noise")
+def bench_noise() -> str:
+    """A sentence for each time that fell while L doubled (the work grew 4 times): noise the
+    reader would otherwise meet in the figure unexplained; empty when no time fell."""
+    rows = _result()["rows"]
+    sentences = [
+        f" {NAMES[c][0].upper() + NAMES[c][1:]}'s time even fell from L = {a['L']:,} to {b['L']:,} "
+        f"({a[c + ' ms']:.1f} to {b[c + ' ms']:.1f} ms), where the work grew 4 times."
+        for c in CONTENDERS
+        for a, b in zip(rows, rows[1:])
+        if b[c + " ms"] < a[c + " ms"]
+    ]
+    return "".join(sentences)
+
+
 @value("bench_ratio_4096")
 def bench_ratio_4096() -> str:
     return f"{_row(4096)['streaming / torch']:.2f}"
@@ -144,9 +163,10 @@ def bench_big_seconds() -> str:
     return f"{_result()['big']['seconds']:.0f}"
 
 
-@value("bench_big_mib")
-def bench_big_mib() -> str:
-    return f"{_result()['big']['tracemalloc_peak_mib']:.0f}"
+@value("bench_big_mb")
+def bench_big_mb() -> str:
+    """The big run's tracemalloc peak in MB (10^6 bytes), the unit of the page's first table."""
+    return f"{_result()['big']['tracemalloc_peak_mib'] * 2**20 / 1e6:.0f}"
 
 
 def _growth(contender: str) -> str:
@@ -173,9 +193,10 @@ def bench_big_length() -> str:
     return f"{_result()['big']['L']:,}"
 
 
-@value("bench_big_naive_gib")
-def bench_big_naive_gib() -> str:
-    return f"{_result()['big']['naive_scores_gib']:.0f}"
+@value("bench_big_naive_gb")
+def bench_big_naive_gb() -> str:
+    """The float32 score matrix of the big run in GB (10^9 bytes), the unit of the page's first table."""
+    return f"{_result()['big']['naive_scores_gib'] * 2**30 / 1e9:.0f}"
 
 
 @value("bench_kv_dtype")
@@ -245,7 +266,7 @@ def _scale_cost_caption() -> str:
     naive = computed.get("qkv naive", "float64")
     others = sorted({computed.get(c, r["dtype"]) for c in CONTENDERS if c != "qkv naive"})
     return (
-        f"Time and extra memory of one attention head (d_k = {r['d']}, {r['dtype']} inputs; the naive "
+        f"Time and extra memory of one attention head ({r['d']} numbers per query and key, {r['dtype']} inputs; the naive "
         f"version computes in {naive}, the other two in {' and '.join(others)}) as L grows, from the "
         "committed result of make bench-attention (the tables above have the numbers and the machine)."
     )
