@@ -44,8 +44,11 @@ def test_token_vector_shows_the_library_numbers(browser, site_url):
         assert cells(widget.locator("table.qkv-embedding")) == fmt(table[token_id])
         hot = widget.locator("table.qkv-onehot td").all_inner_texts()
         assert hot == ["1" if j == token_id else "0" for j in range(len(qkv.toy.VOCAB))]
+        # Each cell under the word it stands for (a learner could not tell which 0 was which).
+        assert widget.locator("table.qkv-onehot th").all_inner_texts() == list(qkv.toy.VOCAB)
         shown = widget.locator(".qkv-neighbours li").all_inner_texts()
-        expected = [f"{qkv.toy.VOCAB[j]} {s:.4f}" for j, s in qkv.nearest_neighbours(token_id, table, k=3)]
+        expected = [f"{qkv.toy.VOCAB[j]} {s:.4f}" for j, s in qkv.nearest_neighbours(token_id, table, k=4)]
+        assert len(shown) == 4, shown
         assert [" ".join(s.split()) for s in shown] == expected, word
     # The curriculum's example, as a reader sees it.
     picker.select_option("0")

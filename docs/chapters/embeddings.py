@@ -46,8 +46,8 @@ def vocab_similarity() -> plt.Figure:
 @widget(
     "token-vectors",
     label="Interactive figure: a token's one-hot vector, embedding row and nearest neighbours",
-    height="28rem",
-    phone_height="34rem",
+    height="32rem",
+    phone_height="40rem",
 )
 def token_vectors() -> dict:
     table = qkv.toy.EMBEDDINGS  # (15, 4)
@@ -58,7 +58,7 @@ def token_vectors() -> dict:
         "axes": list(qkv.toy.AXES),
         "embeddings": plotting.rounded(table),
         "neighbours": [
-            [[qkv.toy.VOCAB[j], round(sim, plotting.DECIMALS)] for j, sim in qkv.nearest_neighbours(i, table, k=3)]
+            [[qkv.toy.VOCAB[j], round(sim, plotting.DECIMALS)] for j, sim in qkv.nearest_neighbours(i, table, k=4)]
             for i in range(len(qkv.toy.VOCAB))
         ],
     }

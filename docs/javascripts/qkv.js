@@ -123,13 +123,15 @@
       fitPerRow(root);
       var id = Number(picker.value);
       var oneHot = data.vocab.map(function (_, j) { return j === id ? 1 : 0; });
-      var oneHotRows = chunks(oneHot.map(function (v, j) { return [v, j]; })).map(function (part) {
-        return el("tr", {}, part.map(function (pair) {
-          return el("td", { class: pair[0] ? "qkv-hot" : "", title: data.vocab[pair[1]], text: String(pair[0]) });
-        }));
+      // Each 0/1 under the word it stands for, as the embedding row's numbers stand under their axes.
+      var words = chunks(data.vocab);
+      var oneHotRows = [];
+      chunks(oneHot).forEach(function (part, index) {
+        oneHotRows.push(el("tr", { class: "qkv-axes" }, words[index].map(function (w) { return el("th", { scope: "col", text: w }); })));
+        oneHotRows.push(el("tr", {}, part.map(function (v) { return el("td", { class: v ? "qkv-hot" : "", text: String(v) }); })));
       });
       var oneHotTable = el("table", { class: "qkv-vector qkv-onehot" }, [
-        el("caption", { text: "one-hot encoding of \u201c" + data.vocab[id] + "\u201d (" + data.vocab_size + " numbers, one per vocabulary entry, " + perRow + " a line)" }),
+        el("caption", { text: "one-hot encoding of \u201c" + data.vocab[id] + "\u201d: " + data.vocab_size + " numbers, one per word" }),
         el("tbody", {}, oneHotRows),
       ]);
       var neighbours = el("ol", { class: "qkv-neighbours" }, data.neighbours[id].map(function (pair) {
