@@ -236,6 +236,15 @@ def test_a_one_line_triple_backtick_span_hides_no_prose(tmp_path):
     assert (4, "```text```") in prose
 
 
+def test_a_fence_the_page_checks_do_not_read_is_named(tmp_path):
+    """A fence in a blockquote renders as a code block that neither the runs nor the numbers check read."""
+    text = "# t\n\nQuoted:\n\n> ```text\n> weight 0.6652\n> ```\n"
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == [
+        "p.md:5: the page shows 1 code blocks but its checks read 0: a fence they do not see (inside a blockquote?) "
+        "is neither run nor checked for numbers; write it as a fence of its own"
+    ]
+
+
 def test_the_docstring_examples_hold():
     import doctest
 

@@ -46,7 +46,7 @@ import markdown
 
 import notebooks  # docs/hooks, on pytest's pythonpath
 import parts
-from page_blocks import read_page, split_page, verified_outputs
+from page_blocks import OUTPUT_LANGUAGE, read_page, split_page, verified_outputs
 
 #: Characters that separate thousands: comma, space, no-break, thin and narrow no-break space.
 _GROUP = r"(?:,\d{3})+|(?:[ \u00a0\u2009\u202f]\d{3})+"
@@ -434,7 +434,35 @@ def unchecked_numbers(path: Path, where: str | None = None, hint: bool = False) 
     code = {number for block in blocks for number in range(block.start, block.end + 1)}
     lines = list(enumerate(_without_front_matter(text).splitlines(), 1))
     found = unchecked_in(lines, outputs, where, hint, code=code) + unchecked_in_display(text, outputs, where)
+    found += unseen_code_blocks(text, where)
     return found + unchecked_in_parts(text, parts.load_page(path), outputs, where, hint)
+
+
+#: A code block as the site renders it: ``<pre><code>`` (a linenums table adds a ``<pre>`` without one).
+_RENDERED_CODE_BLOCK = re.compile(r"<pre\b[^>]*>(?:<span></span>)?<code\b")
+_FENCE_LIKE = re.compile(r"^[ \t>]*(?:`{3,}|~{3,})")
+
+
+def unseen_code_blocks(text: str, where: str) -> list[str]:
+    """A code block the site shows that the page checks do not read (a fence
+    in a blockquote, ``> ```python``): its numbers would go unchecked and its
+    code unrun. ``where:line`` names the first fence-like line outside every
+    block the checks read."""
+    blocks, _ = split_page(text)
+    converter, _ = _site_markdown()
+    converter.reset()
+    shown = len(_RENDERED_CODE_BLOCK.findall(converter.convert(_without_front_matter(text))))
+    read = sum(block.language != OUTPUT_LANGUAGE for block in blocks)
+    if shown <= read:
+        return []
+    inside = {number for block in blocks for number in range(block.start, block.end + 1)}
+    line = next(
+        (n for n, source in enumerate(text.splitlines(), 1) if n not in inside and _FENCE_LIKE.match(source)), None
+    )
+    return [
+        f"{where}:{line or 1}: the page shows {shown} code blocks but its checks read {read}: a fence they do not "
+        "see (inside a blockquote?) is neither run nor checked for numbers; write it as a fence of its own"
+    ]
 
 
 _FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n.*?\n(?:\.{3}|-{3})[ \t]*\n", re.DOTALL)
