@@ -32,9 +32,8 @@
   ``data-clipboard-*``, ``id="__..."``) fails the build at the page's source
   line, unless its front matter says ``allow_inline_scripts: true`` (named in
   the build log). TeX copied into MathML is escaped (``mathml``), so a formula
-  makes no markup; a title taken from the first heading is escaped, and
-  front-matter values, which the theme shows unescaped, hold no ``<``, ``>``
-  or ``"``. The front-matter switches (``sql_runner``, ``csp_wasm``,
+  makes no markup; front-matter values, which the theme shows unescaped,
+  hold no ``<``, ``>`` or ``"``. The front-matter switches (``sql_runner``, ``csp_wasm``,
   ``allow_inline_scripts``) are YAML booleans; ``sql_runner: true`` needs a
   SQL runner block on the page.
 * ``on_post_page`` (and ``on_post_template`` for 404.html) gives each page its
@@ -371,10 +370,6 @@ def on_page_content(html_content: str, page, config, files):
         html_content = _searchable_notebook(html_content)
     html_content = _arithmatex_to_mathml(html_content)
     _check_own_content(html_content, page)
-    if page.title:
-        # The theme shows the title (from the page's first heading, as text:
-        # "&lt;" there is "<" here) as HTML, in the header and the navigation.
-        page.title = page.title.replace("<", "&lt;").replace(">", "&gt;")
     return html_content
 
 
