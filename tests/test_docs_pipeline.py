@@ -259,6 +259,11 @@ PLANTED = {
         ["clear.md:10: the block at line 9 raised: NameError: name 'x' is not defined"],
     ),
     "ok.md": ("# t\n\n```python\nprint(2 + 2)\n```\n\n```output\n4\n```\n", []),
+    # Review L1: a line ```text``` is inline code (superfences), not a fence that hides the block below.
+    "inline_fence.md": (
+        "# t\n\n```text```\n\n```python\nprint(1 / 0)\n```\n",
+        ["inline_fence.md:6: the block at line 5 raised: ZeroDivisionError"],
+    ),
 }
 
 
@@ -280,11 +285,11 @@ def test_a_planted_fault_is_reported_at_file_and_line(planted_run, name):
 
 
 def test_the_planted_run_ends_with_its_summary(planted_run):
-    # 27 regions fail (skip_bare.md, gap.md and exit.md two each);
+    # 29 regions fail (skip_bare.md, gap.md and exit.md two each);
     # the skipped block is listed with its reason; ok.md, the good doctest,
     # clear.md's first block and its clear directive pass.
     summary = planted_run.strip().splitlines()[-1]
-    assert re.fullmatch(r"28 failed, 4 passed, 1 skipped in [\d.]+s(?: \([\d:]+\))?", summary), summary
+    assert re.fullmatch(r"29 failed, 4 passed, 1 skipped in [\d.]+s(?: \([\d:]+\))?", summary), summary
     assert re.search(r"^SKIPPED \[1\] .*skip_reason\.md:5: skipped by the page \(line 3\)", planted_run, re.M)
 
 

@@ -92,7 +92,7 @@ OUTPUT = "```python\nprint(0.4161, 18944001, 0.0015)\n```\n\n```output\n0.4161 1
     [
         ("The cosine is \u22120.4161 here.", "-0.4161"),  # a sign flip written with U+2212
         ('See [the table](https://example.org "it says 0.9876").', "0.9876"),  # a link title
-        ('[tbl]: https://example.org "it says 0.9876"', "0.9876"),  # a reference link's title
+        ('[tbl]: https://example.org "it says 0.9876"\n\nSee [the table][tbl].', "0.9876"),  # a reference link's title
         ("There are 18 944 002 parameters.", "18 944 002"),  # spaces as thousands separators
         ("There are 18\u202f944\u202f002 parameters.", "18\u202f944\u202f002"),  # narrow no-break spaces
         ("A step of 1.6e-3 is typical.", "1.6e-3"),  # scientific notation (the output shows 0.0015)
@@ -181,3 +181,75 @@ def test_numbers_in_display_blocks_are_checked_unless_marked(tmp_path):
         "page.md:4: 0.6652 in a ```text block is not in any verified output; print it in a block whose ```output "
         "shows it, or put `<!-- numbers: <why they are not results> -->` right before the block"
     ]
+
+
+def test_numbers_are_read_from_the_rendered_page(tmp_path):
+    """Review M8: a number in LaTeX scientific notation was never checked, and a soft hyphen, an
+    empty <u></u> or TeX's {} inside a number hid it: issue 26 asked for the rendered text."""
+    page = write(
+        tmp_path,
+        "# t\n\n"
+        "The largest error is $3.7 \\times 10^{-14}$, about a millionth of $5.1 \\times 10^{-131}$.\n\n"  # 3
+        "Bank attends money with weight 0.6&shy;652 and grows with 0.0<u></u>900.\n\n"  # 5
+        "Its score is $0.6{}652$.\n\n"  # 7
+        "Zero-width 0.6\u200b652, thin-spaced $0.665\\,2$, bold $\\mathbf{0.66}52$, HTML 2.1 &times; 10<sup>-9</sup>.\n\n"
+        "$$\n0.4{}444 + \\frac{1}{2}\n$$\n\n"  # 12
+        "Control: the weight is 0.6652.\n",  # 15
+    )
+    assert unchecked_numbers(page, "docs/zz/numbers.md") == [
+        f"docs/zz/numbers.md:{line}: {number} is not in any verified output"
+        for line, number in [
+            (3, "3.7e-14"),
+            (3, "5.1e-131"),
+            (5, "0.6652"),
+            (5, "0.0900"),
+            (7, "0.6652"),
+            (9, "0.6652"),
+            (9, "0.6652"),
+            (9, "0.6652"),
+            (9, "2.1e-9"),
+            (12, "0.4444"),
+            (15, "0.6652"),
+        ]
+    ]
+
+
+def test_the_rendered_forms_pass_when_an_output_shows_them(tmp_path):
+    text = (
+        "# t\n\nAn error of $3.7 \\times 10^{-14}$, a weight of 0.6&shy;652, $[0.90, 0.10]$, "
+        "$18{,}944{,}000$ and $0.4683\\,[2, 0]$.\n\n"
+        "```python\nprint(3.7e-14, 0.66523, 0.9, 0.1, 18944000, 0.4683)\n```\n\n"
+        "```output\n3.7e-14 0.66523 0.90 0.10 18944000 0.4683\n```\n"
+    )
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == []
+
+
+def test_a_one_line_triple_backtick_span_hides_no_prose(tmp_path):
+    """Review L1: a line ```text``` was read as a fence to the next ```, so the prose after it went unchecked
+    (and a marker before it exempted it); superfences renders it as inline code."""
+    from page_blocks import split_page
+
+    text = "# t\n\n<!-- numbers: not results -->\n```text```\n\nThe weight is 0.6652.\n\n```python\nprint(1 / 0)\n```\n"
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == ["p.md:6: 0.6652 is not in any verified output"]
+    blocks, prose = split_page(text)
+    assert [(block.language, block.start) for block in blocks] == [("python", 8)]
+    assert (4, "```text```") in prose
+
+
+def test_a_fence_the_page_checks_do_not_read_is_named(tmp_path):
+    """A fence in a blockquote renders as a code block that neither the runs nor the numbers check read."""
+    text = "# t\n\nQuoted:\n\n> ```text\n> weight 0.6652\n> ```\n"
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == [
+        "p.md:5: the page shows 1 code blocks but its checks read 0: a fence they do not see (inside a blockquote?) "
+        "is neither run nor checked for numbers; write it as a fence of its own"
+    ]
+
+
+def test_the_docstring_examples_hold():
+    import doctest
+
+    import page_blocks
+    import prose_numbers
+
+    for module in (prose_numbers, page_blocks):
+        assert doctest.testmod(module).failed == 0, module.__name__

@@ -157,9 +157,27 @@ def test_third_party_loads_on_a_page_fail_the_build_with_file_and_line(tmp_path)
     assert lines == sorted(lines) and len(set(lines)) >= 5, lines
 
 
+#: The Markdown extensions of mkdocs.yml that change what a page's HTML is.
+SITE_MARKDOWN = """\
+markdown_extensions:
+  - attr_list
+  - md_in_html
+  - toc:
+      permalink: true
+  - pymdownx.arithmatex:
+      generic: true
+  - pymdownx.superfences
+"""
+
+SCRIPT_WHY = "a page runs no script of its own (widgets live in docs/javascripts/qkv.js)"
+THEME_WHY = "Material's own scripts act on it"
+
+
 @pytest.mark.build
 def test_a_script_of_a_markdown_pages_own_fails_the_build_with_file_and_line(tmp_path):
-    """Issue 26.7: the CSP hashed every inline script it found, so a pull request's script ran."""
+    """Issue 26.7: the CSP hashed every inline script it found, so a pull request's script ran.
+    Review M6: the guard read lines, so escaped backticks and a one-line ```x``` "fence" hid one.
+    Review M7: nothing kept a Markdown page from giving Material's copy button another command."""
     page = """\
     # Scripts
 
@@ -174,16 +192,188 @@ def test_a_script_of_a_markdown_pages_own_fails_the_build_with_file_and_line(tmp
     <img src="x.png" onerror="alert(1)" alt="x">
 
     [a link](javascript:alert(1))
+
+    A script between escaped backticks: \\`<script>alert(8)</script>\\`
+
+    ```not-a-fence```
+
+    <script>alert(9)</script>
+
+    Install: `pip install qkv` <a class="md-clipboard md-icon" data-clipboard-text="pip install qkv-helper-tools">copy</a>
+
+    [copy it](#){ data-clipboard-target="#evil" }
     """
-    result, _ = build(tmp_path, {"scripts.md": page})
+    result, _ = build(tmp_path, {"scripts.md": page}, config=SITE_MARKDOWN)
     assert result.returncode != 0
     err = result.stderr
-    for line, what in ((9, "'<script'"), (11, "'onerror='"), (13, "'](javascript:'")):
-        assert f"docs/scripts.md:{line}: {what}: a Markdown page runs no script of its own" in err, err[-2000:]
+    expected = [
+        (9, "<script> \"fetch('/steal?' + document.cookie)\"", SCRIPT_WHY),
+        (11, "onerror= on <img>", SCRIPT_WHY),
+        (13, "a javascript: URL in <a href>", SCRIPT_WHY),
+        (15, "<script> 'alert(8)'", SCRIPT_WHY),
+        (19, "<script> 'alert(9)'", SCRIPT_WHY),
+        (21, "data-clipboard-text on <a>", THEME_WHY),
+        (23, "data-clipboard-target on <a>", THEME_WHY),
+    ]
+    for line, what, why in expected:
+        assert f"docs/scripts.md:{line}: {what}: {why}" in err, f"line {line}:\n{err[-3000:]}"
     assert "docs/scripts.md:3:" not in err and "docs/scripts.md:6:" not in err
-    (tmp_path / "w").mkdir()
-    wasm, _ = build(tmp_path / "w", {"wasm.md": "---\ncsp_wasm: true\n---\n# W\n"})
+
+
+@pytest.mark.build
+def test_the_front_matter_switches_are_booleans_and_the_sql_runner_needs_a_block(tmp_path):
+    """Review L3: sql_runner: true without a runner block satisfied the csp_wasm guard."""
+    wasm, _ = build(tmp_path, {"wasm.md": "---\ncsp_wasm: true\n---\n# W\n"})
     assert "docs/wasm.md: csp_wasm: true loosens the page's Content-Security-Policy" in wasm.stderr, wasm.stderr[-800:]
+    (tmp_path / "r").mkdir()
+    runner, _ = build(tmp_path / "r", {"runner.md": "---\nsql_runner: true\ncsp_wasm: true\n---\n# R\n\nNo SQL.\n"})
+    assert runner.returncode != 0
+    assert "docs/runner.md: sql_runner: true, but the page has no SQL block for it" in runner.stderr, runner.stderr[
+        -800:
+    ]
+
+
+@pytest.mark.parametrize("value", ['"no"', '"false"', "1", "yes please"])
+def test_a_front_matter_switch_that_is_not_a_boolean_is_refused(value):
+    import yaml
+    from mkdocs.exceptions import PluginError
+
+    import hooks
+
+    class Page:
+        meta = yaml.safe_load(f"csp_wasm: {value}")
+        file = type("File", (), {"src_uri": "chapters/x.md"})
+
+    with pytest.raises(
+        PluginError, match=r"docs/chapters/x\.md: csp_wasm: .* is not a YAML boolean; write csp_wasm: true"
+    ):
+        hooks.flag(Page, "csp_wasm")
+    Page.meta = {"csp_wasm": False}
+    assert hooks.flag(Page, "csp_wasm") is False and hooks.flag(Page, "sql_runner") is False
+
+
+MATH_NOTEBOOK = """\
+# %% [markdown]
+# # Planted
+#
+# Math, with a script in its text: $\\text{<script>document.documentElement.dataset.pwned=7</script>}$.
+#
+# Install the library: <code>pip install qkv</code> <a class="md-clipboard md-icon" title="Copy to clipboard" data-clipboard-text="pip install qkv-helper-tools" data-clipboard-target="#x">copy</a>
+"""
+
+MATH_PAGE = """\
+# Math &lt;script&gt;document.documentElement.dataset.pwned=13&lt;/script&gt;
+
+The score is \\(\\text{&lt;script&gt;document.documentElement.dataset.pwned=10&lt;/script&gt;}\\).
+
+## A heading \\(\\text{&lt;script&gt;document.documentElement.dataset.pwned=11&lt;/script&gt;}\\)
+
+$$
+\\text{<b>bold?</b> & <i>no markup</i>}
+$$
+"""
+
+
+@pytest.fixture(scope="module")
+def math_site(tmp_path_factory) -> dict[str, str]:
+    """The built HTML of a Markdown page and a notebook page with the review's math and clipboard plants."""
+    tmp_path = tmp_path_factory.mktemp("math")
+    result, site = build(tmp_path, {"math.md": MATH_PAGE, "notebooks/math.py": MATH_NOTEBOOK}, config=SITE_MARKDOWN)
+    assert result.returncode == 0, result.stderr[-3000:]
+    built = {"math.md": "math/index.html", "notebooks/math.py": "notebooks/math/index.html"}
+    return {page: (site / path).read_text(encoding="utf-8") for page, path in built.items()}
+
+
+@pytest.mark.build
+def test_math_makes_no_markup(math_site):
+    """Review M5: latex2mathml copied \\text{...} into <mtext> unescaped: a live <script> on a
+    Markdown page (its table of contents too) and on a notebook page, and the CSP hashed it."""
+    live = [(page, body) for page, html in math_site.items() for body in _script_bodies(html) if "pwned" in body]
+    assert not live
+    for page, html in math_site.items():  # each shows as text
+        assert "&lt;script&gt;document.documentElement.dataset.pwned=" in html, page
+    assert (
+        "<mtext>&lt;b&gt;bold?&lt;/b&gt;&#x000A0;&amp;&#x000A0;&lt;i&gt;no&#x000A0;markup&lt;/i&gt;</mtext>"
+        in (math_site["math.md"])
+    )
+
+
+@pytest.mark.build
+def test_script_text_in_a_title_is_not_allowed_by_the_policy(math_site):
+    """A first heading that shows "<script>" as text puts it raw into <title>, where a browser reads
+    text; the policy hashed it as an inline script, allowing that body anywhere on the page."""
+    html = math_site["math.md"]
+    policy = html.split('http-equiv="Content-Security-Policy" content="')[1].split('"')[0]
+    digest = base64.b64encode(hashlib.sha256(b"document.documentElement.dataset.pwned=13").digest()).decode()
+    assert f"'sha256-{digest}'" not in policy
+    # The header, the navigation and the heading itself show it as text.
+    assert html.count("Math &lt;script&gt;document.documentElement.dataset.pwned=13&lt;/script&gt;") >= 3
+
+
+@pytest.mark.parametrize(
+    "front_matter",
+    [
+        "description: '\"><script>alert(1)</script>'",
+        "title: '<img src=x onerror=alert(1)>'",
+        "extra:\n  - social: '<b>'",
+    ],
+)
+def test_front_matter_the_theme_shows_unescaped_holds_no_markup(front_matter):
+    import yaml
+    from mkdocs.exceptions import PluginError
+
+    import hooks
+
+    class Page:
+        meta = yaml.safe_load(front_matter)
+        file = type("File", (), {"src_uri": "x.md"})
+
+    with pytest.raises(PluginError, match=r"docs/x\.md: front matter [\w.\[\]]+: .* hold no <, > or \""):
+        hooks.check_front_matter(Page)
+    Page.meta = {"title": "Attention: what's a query?", "hide": ["toc"], "sql_runner": True}
+    hooks.check_front_matter(Page)
+
+
+def test_a_script_inside_title_is_text_and_gets_no_hash():
+    page = "<html><head><title>A <script>alert(1)</script></title><script>go()</script></head></html>"
+    expected = base64.b64encode(hashlib.sha256(b"go()").digest()).decode()
+    assert safety.inline_script_hashes(page) == [f"'sha256-{expected}'"]
+
+
+@pytest.mark.build
+def test_a_notebook_keeps_no_attribute_materials_copy_button_acts_on(math_site):
+    """Review M7: nh3 kept data-clipboard-text, so the copy icon by `pip install qkv` copied another command."""
+    notebook = math_site["notebooks/math.py"]
+    assert "data-clipboard" not in notebook and "qkv-helper-tools" not in notebook
+    assert "pip install qkv</code>" in notebook
+
+
+def _script_bodies(html: str) -> list[str]:
+    """The text of every <script> element a browser would run in ``html``
+    (inside <title>, "<script>" is text)."""
+    from html.parser import HTMLParser
+
+    bodies: list[str] = []
+
+    class Parser(HTMLParser):
+        inside = in_title = False
+
+        def handle_starttag(self, tag, attrs):
+            self.in_title = self.in_title or tag == "title"
+            if tag == "script" and not self.in_title:
+                self.inside = True
+                bodies.append("")
+
+        def handle_data(self, data):
+            if self.inside:
+                bodies[-1] += data
+
+        def handle_endtag(self, tag):
+            self.inside = self.inside and tag != "script"
+            self.in_title = self.in_title and tag != "title"
+
+    Parser().feed(html)
+    return bodies
 
 
 @pytest.mark.build
@@ -317,3 +507,49 @@ def test_a_changed_mkdocs_jupyter_template_is_reported():
         ValueError, match=r"docs/notebooks/x\.py: no <div class=\"jupyter-wrapper\"> .* its template changed"
     ):
         safety.sanitise_notebook("<div><script>alert(1)</script></div>", "docs/notebooks/x.py")
+
+
+@pytest.mark.parametrize(
+    ("content", "what"),
+    [
+        ("<p>\\`<script>alert(8)</script>\\`</p>", "<script> 'alert(8)'"),
+        ("<math><mtext><script>alert(1)</script></mtext></math>", "<script> 'alert(1)'"),
+        ('<script src="/x.js"></script>', '<script> (src="/x.js")'),
+        ("<p>unclosed <script>alert(1)", "<script>"),
+        ('<svg><a href=" java&#x09;script:alert(1)">x</a></svg>', "a javascript: URL in <a href>"),
+        ("<object data=x.svg></object>", "<object>"),
+        ("<embed src=x.svg>", "<embed>"),
+        ('<iframe srcdoc="&lt;b&gt;"></iframe>', "<iframe>"),
+        ('<a data-clipboard-text="pip install evil">copy</a>', "data-clipboard-text on <a>"),
+        ('<span data-md-component="announce">x</span>', "data-md-component on <span>"),
+        ('<div id="__config">{}</div>', 'id="__config" on <div>'),
+        # Where Python's parser reads text and a browser markup: a comment closed by --!>, a <style> in <svg>.
+        ("<p><!-- x --!><script>alert(1)</script> --></p>", "'<script'"),
+        ("<svg><style><img src=x onerror=alert(1)></style></svg>", "'onerror'"),
+    ],
+)
+def test_each_kind_of_page_code_is_found_in_the_built_html(content, what):
+    problems = safety.page_code(content, "docs/x.md", f"# X\n\n{content}\n")
+    assert problems and problems[0].startswith(f"docs/x.md:3: {what}"), problems
+
+
+def test_shown_code_tabs_and_plain_links_are_not_page_code():
+    content = (
+        '<p><code>&lt;script&gt;x()&lt;/script&gt;</code> <a href="https://example.org/javascript:">a</a></p>'
+        '<div class="tabbed-set"><input id="__tabbed_1_1" name="__tabbed_1" type="radio"></div>'
+        '<div class="qkv-widget" data-widget="positions"></div>'
+        '<p>Set <code>data-md-color-scheme="slate"</code>; the runner is JavaScript: x = javascript: no.</p>'
+    )
+    assert safety.page_code(content, "docs/x.md") == []
+    assert safety.page_code("<p><b onclick=go()>x</b></p>", "docs/x.md", "# X\n")[0].startswith(
+        "docs/x.md: onclick= on <b> (in the built page; no line of the source holds it): a page runs no script"
+    )
+
+
+def test_the_docstring_examples_hold():
+    import doctest
+
+    import hooks
+
+    for module in (safety, hooks):
+        assert doctest.testmod(module).failed == 0, module.__name__

@@ -25,6 +25,17 @@
   or event handler from a notebook's cells or outputs reaches the page.
   Their inline JupyterLab CSS (over 500 KB) becomes one cached stylesheet
   (``notebook_css.py``), written by ``on_post_build``.
+* Then every page's own content, as built (after Markdown, sanitising and
+  math), is read with an HTML parser (``safety.page_code``): a script,
+  ``<iframe>``, ``<object>``, ``<embed>``, ``on*=`` handler, ``javascript:``
+  URL, or an attribute Material's scripts act on (``data-md-*``,
+  ``data-clipboard-*``, ``id="__..."``) fails the build at the page's source
+  line, unless its front matter says ``allow_inline_scripts: true`` (named in
+  the build log). TeX copied into MathML is escaped (``mathml``), so a formula
+  makes no markup; front-matter values, which the theme shows unescaped,
+  hold no ``<``, ``>`` or ``"``. The front-matter switches (``sql_runner``, ``csp_wasm``,
+  ``allow_inline_scripts``) are YAML booleans; ``sql_runner: true`` needs a
+  SQL runner block on the page.
 * ``on_post_page`` (and ``on_post_template`` for 404.html) gives each page its
   Content-Security-Policy ``<meta>`` (``safety.with_csp``: the hashes of its
   inline scripts; ``'wasm-unsafe-eval'`` only with ``csp_wasm: true`` in the
@@ -41,8 +52,9 @@ import logging
 import re
 import sys
 from pathlib import Path
+from xml.etree.ElementTree import tostring
 
-from latex2mathml.converter import convert as tex_to_mathml
+from latex2mathml.converter import convert_to_element as tex_to_element
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
@@ -71,12 +83,26 @@ _SCRIPT = re.compile(r"<script\b(?P<attrs>[^>]*)>(?P<body>.*?)</script>", re.DOT
 _EMPTY_OR_REMOTE_SRC = re.compile(r"""\ssrc=["'](?:(?:https?:)?//[^"']*)?["']""", re.IGNORECASE)
 
 
+#: A character reference latex2mathml writes into an element's text (``&#x000A0;``).
+_CHARACTER_REFERENCE = re.compile(r"&amp;(#(?:x[0-9a-fA-F]+|[0-9]+);)")
+
+
 def mathml(tex: str, *, display: bool) -> str:
-    """MathML for one TeX formula; a formula that cannot convert fails the build."""
+    """MathML for one TeX formula; a formula that cannot convert fails the build.
+
+    Text the formula copies (``\\text{...}``) is escaped: ``<mtext>`` is an
+    HTML integration point, so a ``<script>`` in it would run. latex2mathml's
+    own ``convert`` un-escapes its whole output; here only the character
+    references it writes itself are kept, and those are text.
+
+    >>> mathml(r"\\text{<b>x</b> & y}", display=False)
+    '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline"><mrow><mtext>&lt;b&gt;x&lt;/b&gt;&#x000A0;&amp;&#x000A0;y</mtext></mrow></math>'
+    """
     try:
-        converted = tex_to_mathml(tex.strip(), display="block" if display else "inline")
+        element = tex_to_element(tex.strip(), display="block" if display else "inline")
     except Exception as error:  # latex2mathml raises several types
         raise ValueError(f"cannot convert TeX to MathML: {tex!r}: {error}") from error
+    converted = _CHARACTER_REFERENCE.sub(r"&\1", tostring(element, encoding="unicode"))
     if display:
         # A wide formula scrolls inside this box instead of widening the page
         # on a phone; tabindex lets keyboard users scroll it too.
@@ -212,21 +238,57 @@ def under_title(markdown: str, src_uri: str) -> str:
     return re.sub(r"^(# .+)$", lambda m: m[1] + lines + "\n", markdown, count=1, flags=re.MULTILINE)
 
 
+#: Front-matter switches: each is ``true`` or ``false`` (a YAML boolean) or absent.
+FLAGS = ("sql_runner", "csp_wasm", safety.ALLOW_SCRIPTS)
+
+
+def flag(page, name: str) -> bool:
+    """The front-matter switch ``name`` of ``page``; anything but a YAML boolean fails the build
+    (``csp_wasm: "no"`` would otherwise count as true)."""
+    value = page.meta.get(name, False)
+    if not isinstance(value, bool):
+        raise PluginError(
+            f"docs/{page.file.src_uri}: {name}: {value!r} in the front matter is not a YAML boolean; "
+            f"write {name}: true, or leave it out"
+        )
+    return value
+
+
+def _front_matter_strings(value, key: str = ""):
+    """(key, string) for every string in front matter, however nested."""
+    if isinstance(value, str):
+        yield key, value
+    elif isinstance(value, dict):
+        for name, item in value.items():
+            yield from _front_matter_strings(item, f"{key}.{name}" if key else str(name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _front_matter_strings(item, f"{key}[{index}]")
+
+
+def check_front_matter(page) -> None:
+    """Front matter the theme puts into the page as it is (``title`` into the
+    header and ``<title>``, ``description`` into a ``<meta content="...">``)
+    holds no markup: a ``<``, ``>`` or ``"`` in any value fails the build. Each
+    switch (``FLAGS``) is a YAML boolean."""
+    for key, value in _front_matter_strings(page.meta):
+        if re.search(r'[<>"]', value):
+            raise PluginError(
+                f"docs/{page.file.src_uri}: front matter {key}: {value!r}: the theme puts front-matter values "
+                'into the page unescaped, so they hold no <, > or "'
+            )
+    for name in FLAGS:
+        flag(page, name)
+
+
 def on_page_markdown(markdown: str, page, config, files):
     where = f"docs/{page.file.src_uri}"
-    if page.meta.get("csp_wasm") and not page.meta.get("sql_runner"):
+    check_front_matter(page)
+    if flag(page, "csp_wasm") and not flag(page, "sql_runner"):
         raise PluginError(
             f"{where}: csp_wasm: true loosens the page's Content-Security-Policy for WebAssembly, which only "
             "the SQL runner uses; this page has no sql_runner: true, so remove csp_wasm"
         )
-    if page.meta.get(safety.ALLOW_SCRIPTS):
-        log.info("%s: inline scripts allowed by its front matter (%s: true)", where, safety.ALLOW_SCRIPTS)
-    elif (
-        page.file.abs_src_path
-        and page.file.src_uri.endswith(".md")  # a notebook is sanitised instead (safety.sanitise_notebook)
-        and (problems := safety.page_code(Path(page.file.abs_src_path).read_text(encoding="utf-8"), where))
-    ):
-        raise PluginError("\n".join(problems))
     markdown = fill_parts(markdown, page.file.src_uri)
     return under_title(markdown, page.file.src_uri)
 
@@ -270,7 +332,10 @@ def _headings_as_text(html_content: str) -> str:
 
 def _toc_as_text(items) -> None:
     for item in items:
-        item.title = re.sub(r"\\\((.*?)\\\)", lambda m: tex_as_text(html.unescape(m[1])), item.title)
+        # The title is HTML (the theme shows it as is): the formula's text is escaped.
+        item.title = re.sub(
+            r"\\\((.*?)\\\)", lambda m: html.escape(tex_as_text(html.unescape(m[1])), quote=False), item.title
+        )
         _toc_as_text(item.children)
 
 
@@ -303,12 +368,43 @@ def on_page_content(html_content: str, page, config, files):
         html_content = _drop_offsite_scripts(html_content)
         html_content = _dollars_to_mathml(html_content)
         html_content = _searchable_notebook(html_content)
-    return _arithmatex_to_mathml(html_content)
+    html_content = _arithmatex_to_mathml(html_content)
+    _check_own_content(html_content, page)
+    return html_content
+
+
+#: A block the SQL runner gives a Run button (sql-runner.js: ``div.qkv-sql``).
+_SQL_RUNNER_BLOCK = re.compile(r"<div\b[^>]*\bclass=\"(?:[^\"]*\s)?qkv-sql(?:\s[^\"]*)?\"")
+
+
+def _check_own_content(html_content: str, page) -> None:
+    """The page's own content, as built (after Markdown, the notebook's
+    sanitising and math): no script, handler, ``javascript:`` URL or attribute
+    the theme's scripts act on (``safety.page_code``), unless its front matter
+    allows scripts, which the build log then says. A page that asks for the
+    SQL runner has a block for it."""
+    where = f"docs/{page.file.src_uri}"
+    if flag(page, "sql_runner") and not _SQL_RUNNER_BLOCK.search(html_content):
+        raise PluginError(
+            f"{where}: sql_runner: true, but the page has no SQL block for it (a ```{{.sql .qkv-sql}} fence); "
+            "the runner and the WebAssembly its csp_wasm allows would serve nothing: remove both, or add the block"
+        )
+    if flag(page, safety.ALLOW_SCRIPTS):
+        log.info("%s: scripts of its own allowed by its front matter (%s: true)", where, safety.ALLOW_SCRIPTS)
+        return
+    own = html_content
+    if _is_notebook(page):  # nbconvert's template header (its scripts, CSS) is not the notebook's
+        own = own[max(own.find(safety.NOTEBOOK_START), 0) :]
+    source = ""
+    if page.file.abs_src_path:
+        source = Path(page.file.abs_src_path).read_text(encoding="utf-8", errors="replace")
+    if problems := safety.page_code(own, where, source):
+        raise PluginError("\n".join(problems))
 
 
 def with_sql_runner(output: str, page) -> str:
     """A page with ``sql_runner: true`` gets the script of its Run buttons."""
-    if page.meta.get("sql_runner"):
+    if flag(page, "sql_runner"):
         tag = runner_tag(page.url)
         if "</body>" not in output:
             raise PluginError(f"docs/{page.file.src_uri}: no </body> to put the SQL runner script before")
@@ -320,7 +416,7 @@ def on_post_page(output: str, page, config):
     output = with_sql_runner(output, page)
     where = f"docs/{page.file.src_uri} -> {page.file.dest_uri}"
     # sql.js compiles SQLite's WebAssembly: the page says so (csp_wasm: true).
-    output = _with_csp(output, where, wasm=bool(page.meta.get("csp_wasm")))
+    output = _with_csp(output, where, wasm=flag(page, "csp_wasm"))
     problems = safety.third_party_loads(output, page.file.dest_uri)
     if problems and page.file.abs_src_path:
         source = Path(page.file.abs_src_path).read_text(encoding="utf-8", errors="replace")

@@ -15,6 +15,7 @@ e.g. after changing a starter or the repository URL in ``mkdocs.yml``.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import sys
 from pathlib import Path
@@ -49,16 +50,24 @@ EXERCISES = {
 KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
-def repository_url() -> str:
-    """The one place the repository URL lives: ``repo_url`` in mkdocs.yml."""
+def site_config() -> dict:
+    """mkdocs.yml as data; its ``!!python/name:module.attribute`` tags (a custom
+    fence's formatter) become the objects they name."""
 
     class Loader(yaml.SafeLoader):
         pass
 
-    # mkdocs.yml may carry !!python/name tags; they do not matter here.
-    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
-    return config["repo_url"].rstrip("/")
+    def python_name(loader, suffix, node):
+        module, _, attribute = suffix.removeprefix("name:").rpartition(".")
+        return getattr(importlib.import_module(module), attribute)
+
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", python_name)
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+
+
+def repository_url() -> str:
+    """The one place the repository URL lives: ``repo_url`` in mkdocs.yml."""
+    return site_config()["repo_url"].rstrip("/")
 
 
 def colab_url(name: str, repo: str | None = None) -> str:

@@ -17,6 +17,12 @@ third-party resource loads, a Content-Security-Policy on every page.
   blocks, ``<meta http-equiv=refresh>``, ``<base href>``), found by parsing
   the HTML (``html.parser``) and the CSS (tinycss2), each as
   ``<file>:<line>: ...``. Links (``<a href>``) to other sites are fine.
+* ``page_code``: what in a page's own content, as built (after Markdown, the
+  notebook sanitiser and math), would run code (``<script>``, ``<iframe>``,
+  ``<object>``, ``<embed>``, ``on*=``, ``javascript:`` URLs) or be acted on by
+  Material's scripts (``data-md-*``, ``data-clipboard-*``, ``id="__..."``),
+  found by parsing the HTML and searching its raw text, each as
+  ``<page>:<line>`` of the page's source.
 * ``content_security_policy``: the policy of one page, from its final HTML:
   ``script-src 'self'`` plus the SHA-256 of each inline script on it
   (``'wasm-unsafe-eval'`` too on pages that run sql.js), ``object-src 'none'``,
@@ -75,7 +81,7 @@ def _notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
     """Keep no attribute that Material's or qkv's scripts would act on."""
     if attribute == "id" and value.startswith("__"):
         return None  # Material's own elements: __config, __search, __drawer, ...
-    if attribute.startswith(("data-md", "data-qkv")):
+    if attribute.startswith((*THEME_ATTRIBUTE_PREFIXES, "data-qkv")):
         return None
     return value
 
@@ -269,14 +275,21 @@ class _Script:
 
 
 class _ScriptFinder(HTMLParser):
-    """Inline scripts, with their text exactly as the browser hashes it."""
+    """Inline scripts, with their text exactly as the browser hashes it. A
+    ``<script>`` inside ``<title>`` or ``<textarea>`` is text to a browser
+    (which Python's parser does not know), so it is no script and gets no hash."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=False)
         self.scripts: list[_Script] = []
+        self._text_only: str | None = None
 
     def handle_starttag(self, tag, attrs):
-        if tag == "script":
+        if self._text_only:
+            return
+        if tag in {"title", "textarea"} and getattr(self, "_body", None) is None:
+            self._text_only = tag
+        elif tag == "script":
             self._attrs = {name.lower(): value for name, value in attrs}
             self._body: list[str] | None = []
 
@@ -285,7 +298,9 @@ class _ScriptFinder(HTMLParser):
             self._body.append(data)
 
     def handle_endtag(self, tag):
-        if tag == "script" and getattr(self, "_body", None) is not None:
+        if self._text_only:
+            self._text_only = None if tag == self._text_only else self._text_only
+        elif tag == "script" and getattr(self, "_body", None) is not None:
             self.scripts.append(_Script(self._attrs, "".join(self._body)))
             self._body = None
 
@@ -366,40 +381,190 @@ def located_in_source(problems: list[str], source_name: str, source_text: str) -
     return located
 
 
-# --- Markdown pages: no script of their own -------------------------------------
+# --- a page's own content: no script, nothing the theme's scripts act on ---------
 
-#: What makes a Markdown page run code of its own: a <script> element, an
-#: event-handler attribute (onclick=...), a javascript: URL.
-_PAGE_CODE = re.compile(
-    r"<script\b|\son[a-z]+\s*=|(?:href|src|action|formaction)\s*=\s*[\"']?\s*javascript:|\]\(\s*<?javascript:",
-    re.IGNORECASE,
-)
-#: Front matter that lets one page keep its inline scripts (named in the build log).
+#: Elements that run or embed code: a page's content holds none.
+CODE_ELEMENTS = frozenset({"script", "iframe", "object", "embed", "frame", "frameset", "applet"})
+#: Attributes that Material's own scripts act on: ``data-md-*`` (its
+#: components) and ``data-clipboard-*`` (its copy button hands every element
+#: with ``data-clipboard-text`` or ``data-clipboard-target`` to clipboard.js, so
+#: a copy icon next to ``pip install qkv`` could copy another command). Ids
+#: starting ``__`` are its elements (``__config``, ``__search``, ...), except
+#: the tabs pymdownx.tabbed makes (``__tabbed_1_1``).
+THEME_ATTRIBUTE_PREFIXES = ("data-md", "data-clipboard")
+#: Front matter that lets one page keep scripts of its own (named in the build log).
 ALLOW_SCRIPTS = "allow_inline_scripts"
+_SCRIPT_SCHEMES = ("javascript", "vbscript")
+#: Ids starting ``__`` that the content's own Markdown makes (pymdownx.tabbed's tabs).
+_CONTENT_IDS = ("__tabbed_",)
+#: The same things found in the raw text: a browser may read markup where
+#: Python's html.parser reads text (a comment closed by ``--!>``, a ``<style>``
+#: inside ``<svg>``), so the raw text is searched too.
+#: Each pattern but the first looks inside a tag (``<`` in text is always escaped).
+_RAW = {
+    "element": re.compile(r"<(?:script|iframe|object|embed|frame|frameset|applet)(?=[\s/>])", re.IGNORECASE),
+    "handler": re.compile(r"<[a-z][^<>]*?[\s\"'/](on[a-z]+\s*=)", re.IGNORECASE),
+    "url": re.compile(r"<[a-z][^<>]*?=\s*[\"']?\s*((?:javascript|vbscript):)", re.IGNORECASE),
+    "theme": re.compile(
+        r"<[a-z][^<>]*?[\s\"'/]((?:data-md|data-clipboard)[\w-]*\s*=|id\s*=\s*[\"']?__(?!tabbed_))", re.IGNORECASE
+    ),
+}
 
 
-def page_code(markdown: str, where: str) -> list[str]:
-    """``<where>:<line>: ...`` for each script, event handler or javascript: URL
-    written in a Markdown page's text (outside code fences: shown code is
-    escaped and runs nothing). The Content-Security-Policy hashes every
-    inline script of a built page, so one a pull request adds would run."""
+def script_url(url: str) -> bool:
+    """True if following or loading ``url`` runs code (``javascript:``, ``vbscript:``).
+
+    Read as a browser reads it: tabs and newlines anywhere are dropped,
+    spaces and control characters at the start too, the scheme in any case.
+
+    >>> script_url(" JAVA\\tscript:alert(1)"), script_url("https://example.org/javascript:")
+    (True, False)
+    """
+    url = re.sub(r"[\t\n\r]", "", url).lstrip("".join(map(chr, range(33))))
+    scheme = _SCHEME.match(url)
+    return bool(scheme) and scheme[1].lower() in _SCRIPT_SCHEMES
+
+
+@dataclass(frozen=True)
+class _Active:
+    line: int  # in the HTML
+    kind: str  # "element", "handler", "url" (these run code) or "theme"
+    what: str
+    clue: str  # text to look for in the page's source
+
+
+class _ActiveFinder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[_Active] = []
+        self._script: tuple[int, str] | None = None
+        self._body: list[str] = []
+
+    def _add(self, kind: str, what: str, clue: str) -> None:
+        self.found.append(_Active(self.getpos()[0], kind, what, clue))
+
+    def handle_starttag(self, tag, attrs):
+        values = [(name.lower(), value or "") for name, value in attrs]
+        for name, value in values:
+            if name.startswith("on"):
+                self._add("handler", f"{name}= on <{tag}>", value or name)
+            elif script_url(value):
+                scheme, _, rest = re.sub(r"\s", "", value).partition(":")
+                self._add("url", f"a {scheme.lower()}: URL in <{tag} {name}>", rest or value)
+            elif name.startswith(THEME_ATTRIBUTE_PREFIXES):
+                self._add("theme", f"{name} on <{tag}>", value or name)
+            elif name == "id" and value.startswith("__") and not value.startswith(_CONTENT_IDS):
+                self._add("theme", f'id="{value}" on <{tag}>', value)
+        if tag == "script":
+            src = dict(values).get("src")
+            self._script, self._body = (self.getpos()[0], f'src="{src}"' if src else ""), []
+        elif tag in CODE_ELEMENTS:
+            self._add("element", f"<{tag}>", next((v for _, v in values if v), f"<{tag}"))
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag == "script":
+            self.handle_endtag(tag)
+
+    def handle_data(self, data):
+        if self._script is not None:
+            self._body.append(data)
+
+    def handle_endtag(self, tag):
+        if tag == "script" and self._script is not None:
+            line, src = self._script
+            body = next((part.strip() for part in "".join(self._body).splitlines() if part.strip()), "")
+            what = "<script>" + (f" ({src})" if src else f" {body[:60]!r}" if body else "")
+            self.found.append(_Active(line, "element", what, body or src or "<script"))
+            self._script = None
+
+
+def _active(content: str) -> list[_Active]:
+    finder = _ActiveFinder()
+    finder.feed(content)
+    finder.close()
+    if finder._script is not None:  # a <script> never closed still runs
+        finder.handle_endtag("script")
+    found = list(finder.found)
+    seen = {(item.line, item.kind) for item in found}
+    for kind, pattern in _RAW.items():
+        for match in pattern.finditer(content):
+            line = content.count("\n", 0, match.start()) + 1
+            if (line, kind) not in seen:
+                seen.add((line, kind))
+                snippet = match.group(match.lastindex or 0).strip(" \t\n\"'/=")
+                found.append(
+                    _Active(
+                        line,
+                        kind,
+                        f"{snippet!r}, which a browser may read as markup where Python's html.parser "
+                        "reads text (in a comment or a <style>)",
+                        snippet,
+                    )
+                )
+    return sorted(found, key=lambda item: item.line)
+
+
+def _source_line(clue: str, lines: list[str], used: set[int]) -> int | None:
+    """The first line of the source holding ``clue`` (one not named before, if there is one)."""
+    for wanted in dict.fromkeys([clue, html.escape(clue, quote=False), clue[:40]]):
+        hits = [number for number, line in enumerate(lines, 1) if wanted and wanted in line]
+        if hits:
+            return next((number for number in hits if number not in used), hits[0])
+    return None
+
+
+def page_code(content: str, where: str, source: str = "") -> list[str]:
+    """What in a page's own content would run code, or would be acted on by
+    the theme's scripts, one message each.
+
+    Parameters
+    ----------
+    content : str
+        The page's content as built: the HTML its Markdown (or notebook)
+        became, math converted, without the theme around it.
+    where : str
+        The page's source, as messages name it (``docs/chapters/x.md``).
+    source : str
+        The page's source text, searched for each finding's line.
+
+    Returns
+    -------
+    list of str
+        ``<where>:<line>: <what>: <why>`` for each ``<script>``, ``<iframe>``,
+        ``<object>``, ``<embed>``, ``on*=`` handler, ``javascript:`` URL,
+        ``data-md-*`` or ``data-clipboard-*`` attribute and ``id="__..."``;
+        ``<where>: ...`` when no source line holds it. The built HTML is read,
+        not the source's lines, so no Markdown or math trick hides one; the
+        Content-Security-Policy hashes every inline script of a built page, so
+        a script a pull request adds would otherwise run.
+
+    Examples
+    --------
+    >>> page_code('<p>fine <code>&lt;script&gt;</code></p>', "docs/x.md")
+    []
+    >>> page_code('<p><b onmouseover="steal()">x</b></p>', "docs/x.md", "# X\\n\\n<b onmouseover=\\"steal()\\">x</b>")[0]
+    'docs/x.md:3: onmouseover= on <b>: a page runs no script of its own (widgets live in docs/javascripts/qkv.js); \
+if this page must, say `allow_inline_scripts: true` in its front matter'
+    """
+    lines = source.splitlines()
+    used: set[int] = set()
     problems = []
-    fence = None
-    for number, line in enumerate(markdown.splitlines(), 1):
-        stripped = line.lstrip()
-        if fence:
-            if stripped.startswith(fence):
-                fence = None
-            continue
-        if stripped.startswith(("```", "~~~")):
-            fence = stripped[:3]
-            continue
-        text = re.sub(r"`[^`]*`", "", line)  # inline code is shown, not run
-        match = _PAGE_CODE.search(text)
-        if match:
-            problems.append(
-                f"{where}:{number}: {match.group(0).strip()!r}: a Markdown page runs no script of its own "
-                f"(widgets live in docs/javascripts/qkv.js); if this page must, say `{ALLOW_SCRIPTS}: true` "
-                "in its front matter"
+    for item in _active(content):
+        if item.kind == "theme":
+            why = (
+                "Material's own scripts act on it (its copy button copies any data-clipboard-text or "
+                '-target; data-md-* and id="__..." are its components); a page\'s content carries none'
             )
+        else:
+            why = (
+                "a page runs no script of its own (widgets live in docs/javascripts/qkv.js); "
+                f"if this page must, say `{ALLOW_SCRIPTS}: true` in its front matter"
+            )
+        number = _source_line(item.clue, lines, used)
+        if number is None:
+            problems.append(f"{where}: {item.what} (in the built page; no line of the source holds it): {why}")
+        else:
+            used.add(number)
+            problems.append(f"{where}:{number}: {item.what}: {why}")
     return problems

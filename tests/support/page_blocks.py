@@ -4,7 +4,8 @@ breaks the rules every page's code follows.
 Shared by the docs pipeline (sybil), the prose-number check, the
 copy-isolation check, the chapter-shape check and ``make check``: one reading
 of a page. Fences open with three or more backticks or tildes at any
-indentation (content tabs, admonitions) and close with the same character.
+indentation (content tabs, admonitions), where pymdownx.superfences opens
+one (:func:`opens_fence`), and close with the same character.
 
 The fence-language rule, decided once: every fence names a language from a
 whitelist, and each language on it is either *run* (:data:`RUN_LANGUAGES`)
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from pymdownx.superfences import RE_NESTED_FENCE_START
 
 FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.-]*)(?P<info>[^\n]*)$")
 #: Fence languages that are run: doctest when the block starts with ``>>>``
@@ -123,6 +126,23 @@ class Page:
         return None
 
 
+def opens_fence(line: str) -> bool:
+    """Does ``line`` open a fenced block, as pymdownx.superfences (which renders
+    the site's fences) reads it? A line such as ````` ```text``` ````` does not:
+    it is inline code, and the prose after it is prose.
+
+    >>> opens_fence('```python title="the loss (continued)"'), opens_fence("   ```{.sql .qkv-sql}")
+    (True, True)
+    >>> opens_fence("```text```"), opens_fence("```not a fence```")
+    (False, False)
+    """
+    match = FENCE_OPEN.match(line)
+    if match is None:
+        return False
+    superfences = RE_NESTED_FENCE_START.match(line, len(match["indent"]))
+    return superfences is not None and not superfences["unrecognized"]
+
+
 def split_page(text: str) -> tuple[list[Block], list[tuple[int, str]]]:
     """Fenced blocks, and the remaining prose lines as (line number, text)."""
     lines = text.splitlines()
@@ -130,7 +150,7 @@ def split_page(text: str) -> tuple[list[Block], list[tuple[int, str]]]:
     prose: list[tuple[int, str]] = []
     index = 0
     while index < len(lines):
-        match = FENCE_OPEN.match(lines[index])
+        match = FENCE_OPEN.match(lines[index]) if opens_fence(lines[index]) else None
         if match is None:
             prose.append((index + 1, lines[index]))
             index += 1
