@@ -597,6 +597,29 @@ class TestCleanup:
         assert temp_objects(conn) == []
 
 
+class TestSizeUpFront:
+    """Security review L9: qkv.sql.attention and explain refuse scores above the NumPy API's limit up front.
+
+    Found: NumPy refused a (50000, 1) head at once ("would need ... 18.6 GiB");
+    qkv.sql ran for more than 30 s and would then allocate the same weights.
+    The limit is lowered here so that the unfixed code fails fast instead.
+    """
+
+    @pytest.mark.parametrize("function", [qkv.sql.attention, qkv.sql.explain])
+    def test_the_same_limit_and_words_as_the_numpy_api(self, connection, function, monkeypatch):
+        import qkv._checks
+
+        head = (np.zeros((300, 1)), np.zeros((300, 1)), np.zeros((300, 1)))
+        monkeypatch.setattr(qkv._checks, "MAX_ARRAY_BYTES", 300 * 300 * 8 - 1)
+        with pytest.raises(ValueError) as numpy_error:
+            qkv.scaled_dot_product_attention(*head)
+        with pytest.raises(ValueError) as sql_error:
+            function(connection, *head)
+        assert str(sql_error.value) == str(numpy_error.value).replace("* scale", "/ sqrt(d_k)")
+        assert "would need a float64 array of shape (300, 300): 720,000 bytes" in str(sql_error.value)
+        assert temp_objects(connection) == []
+
+
 class TestSinusoidal:
     @pytest.mark.parametrize("num_positions, d_model, base", [(1, 2, 10000.0), (7, 6, 10000.0), (50, 16, 100.0)])
     def test_recursive_cte_equals_qkv(self, connection, num_positions, d_model, base):

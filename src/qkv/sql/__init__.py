@@ -62,7 +62,13 @@ from typing import Any
 import numpy as np
 
 from qkv._checks import as_finite_float_array, check_array_bytes, check_ndim, check_positive_int
-from qkv.attention import _check_output, _checked_scores, _first_index, _scores_cannot_overflow
+from qkv.attention import (
+    _check_output,
+    _check_scores_size,
+    _checked_scores,
+    _first_index,
+    _scores_cannot_overflow,
+)
 from qkv.positional import _check_base, _check_d_model
 from qkv.sql import _dialect
 
@@ -167,8 +173,11 @@ def _check_head(query: Any, key: Any, value: Any) -> tuple[np.ndarray, np.ndarra
 
 
 def _check_scores(connection: Any, query: Any, key: Any, value: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``_check_head``, then the scores NumPy would compute, checked by NumPy's own helper.
+    """``_check_head``, then the scores NumPy would compute, checked by NumPy's own helpers.
 
+    A score matrix above ``qkv._checks.MAX_ARRAY_BYTES`` is refused first,
+    as ``scaled_dot_product_attention`` refuses it: the database would
+    compute every score, and ``attention`` returns weights of that shape.
     A score past float64's range (query 1e200 against key -1e200) is refused
     here in the words of ``scaled_dot_product_attention`` (the score matrix is
     computed only when the rows' norms cannot rule overflow out), before a database
@@ -177,6 +186,7 @@ def _check_scores(connection: Any, query: Any, key: Any, value: Any) -> tuple[np
     """
     _dialect.dialect_of(connection)
     q, k, v = _check_head(query, key, value)
+    _check_scores_size(q, k, scale_name=None)
     scale = 1.0 / np.sqrt(q.shape[1])
     if not _scores_cannot_overflow(q, k, scale, np.dtype(np.float64)):  # O(L d); else O(L^2 d)
         _checked_scores(q, k, scale, scale_name=None)
@@ -369,7 +379,10 @@ def attention(connection: Any, query: Any, key: Any, value: Any, mask: Any = Non
     ValueError
         If an input is not 2-D or holds NaN/inf; ``query`` and ``key``
         differ in ``d_k``; ``key`` and ``value`` differ in ``L_k``; ``key``
-        has no rows; ``mask`` does not broadcast to ``(L_q, L_k)``; a score
+        has no rows; ``mask`` does not broadcast to ``(L_q, L_k)``; the
+        ``(L_q, L_k)`` scores would exceed ``qkv._checks.MAX_ARRAY_BYTES``
+        (2 GiB; refused before the database runs, in the words of
+        ``qkv.scaled_dot_product_attention``); a score
         ``query @ key.T / sqrt(d_k)`` overflows float64 (checked before the
         database runs: the rows' norms rule overflow out in O(L d) work;
         where they cannot, NumPy computes the scores with
