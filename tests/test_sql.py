@@ -811,6 +811,25 @@ class TestPostgresqlSearchPath:
         assert conn.execute("SELECT * FROM public.q").fetchall() == [(0, 0, 42.0)]
         conn.execute("DROP TABLE IF EXISTS pg_temp.output")
 
+    def test_the_users_functions_answer_for_none_of_the_queries_functions(self, users_q):
+        """Found beside H2: with search_path = public, pg_catalog, a public.sin made the table's sin(1) 42."""
+        conn = users_q
+        for name, value in (("sin", 42.0), ("exp", 1.0)):
+            conn.execute(
+                f"CREATE FUNCTION public.{name}(double precision) RETURNS double precision LANGUAGE sql AS 'SELECT {value}::float8'"
+            )
+        conn.execute("SET search_path = public, pg_catalog")
+        try:
+            for method in ("recursive", "generate_series"):
+                table = qkv.sql.sinusoidal_encoding(conn, 5, 6, method=method)
+                np.testing.assert_allclose(table, qkv.sinusoidal_encoding(5, 6), **EXACT)
+                assert self.search_path(conn) == "public, pg_catalog"
+            assert_same_as_numpy(conn, *random_head(33))
+            assert self.search_path(conn) == "public, pg_catalog"
+        finally:
+            conn.execute("DROP FUNCTION public.sin(double precision)")
+            conn.execute("DROP FUNCTION public.exp(double precision)")
+
     def test_inside_attention_views_names_resolve_to_pg_temp_and_pg_catalog(self, users_q):
         with qkv.sql.attention_views(users_q, *random_head(32)) as views:
             assert views.rows("SHOW search_path") == [("pg_temp, pg_catalog",)]

@@ -44,8 +44,9 @@ create is read, written or dropped:
 * An unqualified name reaches only the temporary schema: SQLite and DuckDB
   always search it first, and on PostgreSQL ``search_path`` is
   ``pg_temp, pg_catalog`` during a call (inside ``attention_views``'s
-  block too). Your own setting is restored afterwards, on success or
-  error.
+  block too), so no table, function or operator of yours (a ``sin`` or
+  ``exp`` in ``public``) answers for one of the queries' names. Your own
+  setting is restored afterwards, on success or error.
 * Your own open transaction is neither committed nor rolled back. A call
   that fails on SQLite or PostgreSQL rolls back to a savepoint. DuckDB has
   no savepoints and aborts a transaction on any database error, so if the
@@ -599,6 +600,8 @@ def sinusoidal_encoding(
     _dialect.ensure_math(connection, dialect)
     params = {"num_positions": num_positions, "d_model": d_model, "base": base}
     table = np.zeros((num_positions, d_model))
-    for pos, dim, val in _dialect.fetch(connection, dialect, query_text(files[method]), params):
+    with _dialect.scratch_search_path(connection, dialect):  # PostgreSQL: only its own sin and cos
+        rows = _dialect.fetch(connection, dialect, query_text(files[method]), params)
+    for pos, dim, val in rows:
         table[pos, dim] = val
     return table

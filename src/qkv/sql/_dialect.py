@@ -274,6 +274,29 @@ def clash_message(dialect: Dialect, taken: Sequence[tuple[str, str]], names: Seq
 
 
 @contextlib.contextmanager
+def scratch_search_path(connection: Any, dialect: Dialect) -> Iterator[None]:
+    """On PostgreSQL, run a block with ``search_path`` set to ``PG_SCRATCH_SEARCH_PATH``.
+
+    The block is a transaction, or a savepoint inside the caller's
+    transaction (a query outside one would leave a transaction open). The
+    user's value is read first and set back at the end; on an error the
+    rollback sets it back. It is a SET LOCAL, which ends with the
+    transaction, so the session's own value is never changed. On SQLite and
+    DuckDB, which search their temporary schema first anyway and have no
+    functions of the user's, it does nothing.
+    """
+    if dialect is not POSTGRESQL:
+        yield
+        return
+    with connection.transaction():
+        (users_path,) = fetch(connection, dialect, "SELECT pg_catalog.current_setting('search_path')")[0]
+        set_path = "SELECT pg_catalog.set_config('search_path', :path, true)"  # true: SET LOCAL
+        run(connection, dialect, set_path, {"path": PG_SCRATCH_SEARCH_PATH})
+        yield
+        run(connection, dialect, set_path, {"path": users_path})
+
+
+@contextlib.contextmanager
 def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Sequence[str]) -> Iterator[None]:
     """Run a block whose temporary ``views`` and ``tables`` are gone afterwards.
 
@@ -306,19 +329,11 @@ def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Seq
     drops = [f"DROP VIEW IF EXISTS {schema}{name}" for name in views]
     drops += [f"DROP TABLE IF EXISTS {schema}{name}" for name in tables]
     if dialect is POSTGRESQL:
-        # A transaction, or a savepoint inside the caller's transaction: an
-        # error rolls back to before the block, SET LOCAL included.
-        with connection.transaction():  # the check too: a query would leave a transaction open
-            (users_path,) = fetch(connection, dialect, "SELECT pg_catalog.current_setting('search_path')")[0]
-            set_path = "SELECT pg_catalog.set_config('search_path', :path, true)"  # true: SET LOCAL
-            run(connection, dialect, set_path, {"path": PG_SCRATCH_SEARCH_PATH})
+        with scratch_search_path(connection, dialect):  # the check too: see there
             refuse_a_clash()
             yield
             for drop in drops:
                 run(connection, dialect, drop)
-            # Back to the user's value. SET LOCAL ends with the transaction, so
-            # the session's own value is never changed.
-            run(connection, dialect, set_path, {"path": users_path})
         return
     refuse_a_clash()
     if dialect is SQLITE:
