@@ -560,7 +560,7 @@ class TestCleanup:
         conn = fresh_connection
         conn.execute("CREATE TEMP TABLE v AS SELECT 42 AS mine")
         conn.execute("CREATE VIEW weights AS SELECT 7 AS mine")
-        with pytest.raises(ValueError, match=r"already has temporary tables or views named v, which qkv.sql uses"):
+        with pytest.raises(ValueError, match=r"already has temporary objects named v, which qkv.sql needs"):
             qkv.sql.attention(conn, *random_head(13))
         assert conn.execute("SELECT mine FROM v").fetchone()[0] == 42
         assert conn.execute("SELECT mine FROM weights").fetchone()[0] == 7
@@ -579,7 +579,7 @@ class TestCleanup:
             lambda: qkv.sql.attention(conn, *random_head(14), mask=np.ones((5, 6), dtype=bool)),
             lambda: qkv.sql.explain(conn, *random_head(14)),
         ):
-            with pytest.raises(ValueError, match="connection already has temporary tables or views named "):
+            with pytest.raises(ValueError, match="connection already has temporary objects named "):
                 call()
             for name in names:
                 assert conn.execute(f"SELECT mine FROM {name}").fetchone()[0] == 42, name
@@ -595,6 +595,269 @@ class TestCleanup:
         monkeypatch.undo()
         assert conn.execute("SELECT mine FROM weights").fetchone()[0] == 7
         assert temp_objects(conn) == []
+
+
+# Every name qkv.sql gives a scratch object, and what it is.
+SCRATCH = {"q": "TABLE", "k": "TABLE", "v": "TABLE", "tokens": "TABLE", "allowed": "TABLE"}
+SCRATCH |= {"scores": "VIEW", "visible": "VIEW", "weights": "VIEW", "output": "VIEW"}
+CASES = {"lower": str.lower, "upper": str.upper, "mixed": str.capitalize}
+
+
+def begin(conn) -> None:
+    """Open a transaction of the user's (SQLite and psycopg open one at the next INSERT)."""
+    if kind(conn) == "DuckDB":
+        conn.execute("BEGIN TRANSACTION")
+
+
+def every_call(conn, head):
+    """qkv.sql.attention with each mask file, and explain: every set of scratch names."""
+    q, k, v = head
+    return [
+        lambda: qkv.sql.attention(conn, q, k, v),
+        lambda: qkv.sql.attention(conn, q, k, v, mask=causal(len(q), len(k))),
+        lambda: qkv.sql.attention(conn, q, k, v, mask=[True] * len(k)),
+        lambda: qkv.sql.attention(conn, q, k, v, mask=np.eye(len(q), len(k), dtype=bool)),
+        lambda: qkv.sql.explain(conn, q, k, v),
+    ]
+
+
+class TestUsersObjectsSurvive:
+    """Security review H1, H2 and L10: qkv.sql never touches an object it did not create.
+
+    Found: DuckDB compared the user's temporary names case-sensitively but
+    resolves them ignoring case, so the user's "V" and "Weights" passed the
+    clash check, CREATE TEMP TABLE v failed, and the cleanup dropped them (in
+    the user's transaction the catalog error also lost their uncommitted
+    rows); SQLite raised a raw OperationalError for "V"; PostgreSQL with
+    search_path = public, pg_temp inserted into the user's own q and returned
+    wrong weights.
+    """
+
+    @pytest.mark.parametrize("case", list(CASES))
+    def test_every_name_in_every_case_survives_calls_that_fail_and_succeed(self, fresh_connection, case):
+        conn = fresh_connection
+        name_of = {ours: f'"{CASES[case](ours)}"' for ours in SCRATCH}  # quoted: the case is kept
+        schema = {
+            "SQLite": ("main.", "temp."),
+            "PostgreSQL": ("public.", "pg_temp."),
+            "DuckDB": ("memory.main.", "temp."),
+        }
+        permanent, temporary = schema[kind(conn)]
+        try:
+            conn.execute(f"CREATE TABLE {permanent}notes (note TEXT)")
+            for ours, theirs in name_of.items():
+                # A permanent table of each name, and a temporary object of the kind qkv.sql makes.
+                conn.execute(f"CREATE TABLE {permanent}{theirs} (pos INTEGER, dim INTEGER, val DOUBLE PRECISION)")
+                conn.execute(f"INSERT INTO {permanent}{theirs} VALUES (0, 0, 42.0)")
+                conn.execute(f"CREATE TEMP {SCRATCH[ours]} {temporary}{theirs} AS SELECT 7 AS mine")
+            if kind(conn) == "PostgreSQL":
+                conn.execute("SET search_path = public, pg_temp")  # the review's: the user's tables first
+            conn.commit()
+            self.fail_and_succeed(conn, case, name_of, permanent, temporary)
+        finally:
+            if kind(conn) == "PostgreSQL":  # the server outlives the connection: drop what was committed
+                conn.rollback()
+                for theirs in [*name_of.values(), "notes"]:
+                    conn.execute(f"DROP TABLE IF EXISTS public.{theirs}")
+                conn.commit()
+
+    @staticmethod
+    def fail_and_succeed(conn, case, name_of, permanent, temporary):
+        search_path = conn.execute("SHOW search_path").fetchone()[0] if kind(conn) == "PostgreSQL" else None
+        begin(conn)
+        conn.execute(f"INSERT INTO {permanent}notes VALUES ('uncommitted work')")
+
+        def assert_all_survive(with_temporary: bool = True) -> None:
+            for theirs in name_of.values():
+                rows = [tuple(row) for row in conn.execute(f"SELECT * FROM {permanent}{theirs}").fetchall()]
+                assert rows == [(0, 0, 42.0)], f"{permanent}{theirs}"
+                if with_temporary:
+                    assert conn.execute(f"SELECT mine FROM {temporary}{theirs}").fetchone()[0] == 7, theirs
+            notes = [tuple(row) for row in conn.execute(f"SELECT note FROM {permanent}notes").fetchall()]
+            assert notes == [("uncommitted work",)]
+            if search_path is not None:
+                assert conn.execute("SHOW search_path").fetchone()[0] == search_path
+
+        head = random_head(20)
+        clash = kind(conn) != "PostgreSQL" or case == "lower"  # PostgreSQL keeps "Q" and q apart
+        for call in every_call(conn, head):
+            if clash:
+                with pytest.raises(Exception) as raised:
+                    call()
+                assert_all_survive()  # first: DuckDB used to drop "V" and lose the uncommitted row
+                assert raised.type is ValueError, raised.value  # SQLite used to raise OperationalError
+                assert "connection already has temporary objects named " in str(raised.value)
+            else:
+                call()
+                assert_all_survive()
+        if clash:
+            with pytest.raises(ValueError) as refused:
+                qkv.sql.attention(conn, *head)
+            for ours in ("q", "k", "v", "scores", "visible", "weights", "output"):
+                theirs = CASES[case](ours)
+                same = f"{theirs} (to {kind(conn)} the same name as {ours})"
+                assert (same if theirs != ours else f"{theirs},") in str(refused.value) + ","
+        # Without the user's temporary objects the calls run beside their permanent
+        # tables: they fail midway (a score that overflows in the database's order) and succeed.
+        for ours, theirs in name_of.items():
+            conn.execute(f"DROP {SCRATCH[ours]} {temporary}{theirs}")
+        with pytest.raises(ValueError, match="overflow"):
+            qkv.sql.attention(conn, *TestOverflow.SUM_ORDER)
+        assert_all_survive(with_temporary=False)
+        for call in every_call(conn, head):
+            call()
+            assert_all_survive(with_temporary=False)
+        assert_same_as_numpy(conn, *head)
+        assert temp_objects(conn) == []
+        conn.commit()  # the user's transaction was still theirs to commit
+        assert_all_survive(with_temporary=False)
+
+    def test_the_reviews_duckdb_case_outside_a_transaction(self):
+        conn = _duckdb().connect()
+        conn.execute('CREATE TEMP TABLE "V" AS SELECT 42 AS answer')
+        conn.execute('CREATE TEMP VIEW "Weights" AS SELECT 7 AS seven')
+        with pytest.raises(Exception) as raised:
+            qkv.sql.attention(conn, np.eye(2), np.eye(2), np.eye(2))
+        assert conn.execute('SELECT * FROM "V"').fetchall() == [(42,)]
+        assert conn.execute('SELECT * FROM "Weights"').fetchall() == [(7,)]
+        assert str(raised.value).startswith(
+            "connection already has temporary objects named V (to DuckDB the same name as v), "
+            "Weights (to DuckDB the same name as weights), which qkv.sql needs"
+        )
+
+    def test_a_temporary_type_or_sequence_of_a_scratch_name_is_refused_on_postgresql(self, pg):
+        pg.execute("CREATE TYPE pg_temp.q AS ENUM ('mine')")
+        pg.execute("CREATE TEMP SEQUENCE weights")
+        try:
+            with pytest.raises(ValueError, match="connection already has temporary objects named q, weights, which"):
+                qkv.sql.attention(pg, *random_head(21))
+            assert pg.execute("SELECT nextval('pg_temp.weights')").fetchone()[0] == 1
+        finally:
+            pg.execute("DROP TYPE pg_temp.q")
+            pg.execute("DROP SEQUENCE pg_temp.weights")
+
+    def test_a_temporary_index_of_a_scratch_name_is_refused_on_sqlite(self):
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE TEMP TABLE mine (x INTEGER)")
+        conn.execute("CREATE INDEX temp.K ON mine (x)")
+        with pytest.raises(ValueError, match=r"named K \(to SQLite the same name as k\)"):
+            qkv.sql.attention(conn, *random_head(22))
+
+    def test_the_users_temporary_names_that_only_look_alike_do_not_clash(self):
+        duckdb = _duckdb()
+        conn = duckdb.connect()
+        conn.execute('CREATE TEMP TABLE "\u212a" AS SELECT 1 AS mine')  # the Kelvin sign, not k
+        assert_same_as_numpy(conn, *random_head(23))
+        assert conn.execute('SELECT mine FROM "\u212a"').fetchone()[0] == 1
+
+    def test_duckdb_search_path_cannot_send_the_scratch_names_to_the_users_tables(self):
+        conn = _duckdb().connect()
+        conn.execute("CREATE TABLE q (pos INTEGER, dim INTEGER, val DOUBLE PRECISION)")
+        conn.execute("INSERT INTO q VALUES (0, 0, 42.0)")
+        conn.execute("SET search_path = 'memory.main'")
+        assert_same_as_numpy(conn, *random_head(24))
+        assert conn.execute("SELECT * FROM memory.main.q").fetchall() == [(0, 0, 42.0)]
+
+
+class TestPostgresqlSearchPath:
+    """Security review H2: for a call, unqualified names resolve to pg_temp; the user's setting is restored."""
+
+    USERS_PATH = "public, pg_temp"
+
+    @pytest.fixture
+    def users_q(self, request):
+        """A connection whose search_path puts public before pg_temp, and a permanent q with a row."""
+        conn = _open("PostgreSQL", request, autocommit=True)
+        conn.execute("CREATE TABLE IF NOT EXISTS public.q (pos INTEGER, dim INTEGER, val DOUBLE PRECISION)")
+        conn.execute("TRUNCATE public.q")
+        conn.execute("INSERT INTO public.q VALUES (0, 0, 42.0)")
+        conn.execute(f"SET search_path = {self.USERS_PATH}")
+        yield conn
+        conn.rollback()
+        conn.execute("DROP TABLE public.q")
+        conn.close()
+
+    @staticmethod
+    def search_path(conn) -> str:
+        return conn.execute("SHOW search_path").fetchone()[0]
+
+    def test_the_review_case_gets_right_weights_and_leaves_the_users_q_alone(self, users_q):
+        assert_same_as_numpy(users_q, *random_head(30))
+        assert users_q.execute("SELECT * FROM public.q").fetchall() == [(0, 0, 42.0)]
+
+    @pytest.mark.parametrize("in_transaction", [False, True], ids=["outside", "inside"])
+    @pytest.mark.parametrize("outcome", ["success", "database-error", "clash"])
+    def test_the_users_search_path_is_restored(self, users_q, in_transaction, outcome):
+        conn = users_q
+        if in_transaction:
+            conn.execute("BEGIN")
+            conn.execute('SET LOCAL search_path = "$user", public, pg_temp')  # a local value of the user's
+        before = self.search_path(conn)
+        if outcome == "clash":
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS pg_temp.output (mine INTEGER)")
+        if outcome == "success":
+            assert_same_as_numpy(conn, *random_head(31))
+        else:
+            args = TestOverflow.SUM_ORDER if outcome == "database-error" else random_head(31)
+            with pytest.raises(ValueError, match="overflow" if outcome == "database-error" else "named output"):
+                qkv.sql.attention(conn, *args)
+        assert self.search_path(conn) == before
+        if in_transaction:
+            import psycopg
+
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+            conn.execute("ROLLBACK")
+            assert self.search_path(conn) == self.USERS_PATH  # the user's SET LOCAL ended with their transaction
+        assert conn.execute("SELECT * FROM public.q").fetchall() == [(0, 0, 42.0)]
+        conn.execute("DROP TABLE IF EXISTS pg_temp.output")
+
+    def test_the_users_functions_answer_for_none_of_the_queries_functions(self, users_q):
+        """Found beside H2: with search_path = public, pg_catalog, a public.sin made the table's sin(1) 42."""
+        conn = users_q
+        for name, value in (("sin", 42.0), ("exp", 1.0)):
+            conn.execute(
+                f"CREATE FUNCTION public.{name}(double precision) RETURNS double precision LANGUAGE sql AS 'SELECT {value}::float8'"
+            )
+        conn.execute("SET search_path = public, pg_catalog")
+        try:
+            for method in ("recursive", "generate_series"):
+                table = qkv.sql.sinusoidal_encoding(conn, 5, 6, method=method)
+                np.testing.assert_allclose(table, qkv.sinusoidal_encoding(5, 6), **EXACT)
+                assert self.search_path(conn) == "public, pg_catalog"
+            assert_same_as_numpy(conn, *random_head(33))
+            assert self.search_path(conn) == "public, pg_catalog"
+        finally:
+            conn.execute("DROP FUNCTION public.sin(double precision)")
+            conn.execute("DROP FUNCTION public.exp(double precision)")
+
+    def test_inside_attention_views_names_resolve_to_pg_temp_and_pg_catalog(self, users_q):
+        with qkv.sql.attention_views(users_q, *random_head(32)) as views:
+            assert views.rows("SHOW search_path") == [("pg_temp, pg_catalog",)]
+            assert views.rows("SELECT COUNT(*) FROM q") == [(20,)]  # the scratch q: 5 x 4 rows
+        assert self.search_path(users_q) == self.USERS_PATH
+
+
+class TestSizeUpFront:
+    """Security review L9: qkv.sql.attention and explain refuse scores above the NumPy API's limit up front.
+
+    Found: NumPy refused a (50000, 1) head at once ("would need ... 18.6 GiB");
+    qkv.sql ran for more than 30 s and would then allocate the same weights.
+    The limit is lowered here so that the unfixed code fails fast instead.
+    """
+
+    @pytest.mark.parametrize("function", [qkv.sql.attention, qkv.sql.explain])
+    def test_the_same_limit_and_words_as_the_numpy_api(self, connection, function, monkeypatch):
+        import qkv._checks
+
+        head = (np.zeros((300, 1)), np.zeros((300, 1)), np.zeros((300, 1)))
+        monkeypatch.setattr(qkv._checks, "MAX_ARRAY_BYTES", 300 * 300 * 8 - 1)
+        with pytest.raises(ValueError) as numpy_error:
+            qkv.scaled_dot_product_attention(*head)
+        with pytest.raises(ValueError) as sql_error:
+            function(connection, *head)
+        assert str(sql_error.value) == str(numpy_error.value).replace("* scale", "/ sqrt(d_k)")
+        assert "would need a float64 array of shape (300, 300): 720,000 bytes" in str(sql_error.value)
+        assert temp_objects(connection) == []
 
 
 class TestSinusoidal:

@@ -321,6 +321,34 @@ def _scores_cannot_overflow(q: np.ndarray, k: np.ndarray, scale: float, dtype: n
     return q_scaled < limit and q_scaled * _max_row_norm(k) < limit
 
 
+def _scores_words(names: tuple[str, ...], scale_name: str | None) -> tuple[str, str]:
+    """The scores in the caller's words, and the inputs to make smaller (see ``_checked_scores``)."""
+    q_name, k_name = (f"({n})" if " " in n else n for n in names[:2])
+    if scale_name is None:
+        return f"{q_name} @ {k_name}.T / sqrt(d_k)", f"{names[0]} or {names[1]}"
+    return f"{q_name} @ {k_name}.T * {scale_name}", f"{names[0]}, {names[1]} or {scale_name}"
+
+
+def _check_scores_size(
+    q: np.ndarray,
+    k: np.ndarray,
+    *,
+    names: tuple[str, ...] = ("query", "key"),
+    scale_name: str | None = "scale",
+) -> None:
+    """Refuse a score matrix ``q @ k.T`` above ``qkv._checks.MAX_ARRAY_BYTES``, before any work.
+
+    The one home of that limit for attention scores: ``_checked_scores``
+    calls it before computing them, and ``qkv.sql.attention`` and
+    ``qkv.sql.explain`` before their database loads a row (the weights they
+    return have the same shape). The message is ``check_array_bytes``'s,
+    in the words of ``_checked_scores``.
+    """
+    scores_text, _ = _scores_words(names, scale_name)
+    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    check_array_bytes(scores_shape, np.float64, f"the attention scores {scores_text}")
+
+
 def _checked_scores(
     q: np.ndarray,
     k: np.ndarray,
@@ -337,13 +365,8 @@ def _checked_scores(
     exceed ``qkv._checks.MAX_ARRAY_BYTES`` or a score is not finite.
     ``qkv.sql.attention`` calls it too, before its database sees the rows.
     """
-    q_name, k_name = (f"({n})" if " " in n else n for n in names[:2])
-    if scale_name is None:
-        scores_text, smaller = f"{q_name} @ {k_name}.T / sqrt(d_k)", f"{names[0]} or {names[1]}"
-    else:
-        scores_text, smaller = f"{q_name} @ {k_name}.T * {scale_name}", f"{names[0]}, {names[1]} or {scale_name}"
-    scores_shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
-    check_array_bytes(scores_shape, np.float64, f"the attention scores {scores_text}")
+    scores_text, smaller = _scores_words(names, scale_name)
+    _check_scores_size(q, k, names=names, scale_name=scale_name)
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, in words
         # (..., L_q, d_k) @ (..., d_k, L_k) -> (..., L_q, L_k)
         scores = (q @ np.swapaxes(k, -1, -2)) * scale

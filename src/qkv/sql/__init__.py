@@ -27,14 +27,38 @@ exactly that on a connection you pass: ``sqlite3`` (standard library),
 ``psycopg`` 3 (PostgreSQL) or ``duckdb``. Where the three databases differ,
 ``qkv.sql._dialect`` says how and handles it.
 
-The connection is left as it was found: the scratch tables and views
-(``q``, ``k``, ``v``, ``scores``, ``visible``, ``weights``, ``output``,
-``tokens``, ``allowed``) are temporary and dropped afterwards, and a call
-refuses to start, touching nothing, if the connection already has temporary
-objects with those names. One call uses the connection throughout: do not
-share a connection between threads while a call runs (none of the three
-drivers makes a connection safe for that, and the scratch names would
-clash); give each thread its own.
+The connection is left as it was found, and no object that a call did not
+create is read, written or dropped:
+
+* The scratch tables and views (``q``, ``k``, ``v``, ``scores``,
+  ``visible``, ``weights``, ``output``, ``tokens``, ``allowed``) are
+  temporary, and dropped afterwards. Their names are fixed, because the
+  files above are what runs and ``attention_views`` lets you query them by
+  name.
+* A call refuses to start, with a ValueError that names the object and
+  before it runs anything (so your transaction is untouched), if the
+  connection's temporary schema already holds an object that the database
+  would take for one of those names. SQLite and DuckDB ignore case in
+  names, so your ``"V"`` or ``"Weights"`` is refused too; PostgreSQL keeps
+  ``"V"`` apart from ``v``.
+* An unqualified name reaches only the temporary schema: SQLite and DuckDB
+  always search it first, and on PostgreSQL ``search_path`` is
+  ``pg_temp, pg_catalog`` during a call (inside ``attention_views``'s
+  block too), so no table, function or operator of yours (a ``sin`` or
+  ``exp`` in ``public``) answers for one of the queries' names. Your own
+  setting is restored afterwards, on success or error.
+* Your own open transaction is neither committed nor rolled back. A call
+  that fails on SQLite or PostgreSQL rolls back to a savepoint. DuckDB has
+  no savepoints and aborts a transaction on any database error, so if the
+  database itself fails inside your transaction (out of memory, an
+  interrupt), that transaction is lost. The errors that qkv.sql foresees
+  (a clash, a bad input, a score that overflows) are raised by qkv.sql,
+  not by the database, and leave your transaction open there too.
+
+One call uses the connection throughout: do not share a connection between
+threads while a call runs (none of the three drivers makes a connection
+safe for that, and the scratch names would clash); give each thread its
+own.
 
 Examples
 --------
@@ -62,7 +86,13 @@ from typing import Any
 import numpy as np
 
 from qkv._checks import as_finite_float_array, check_array_bytes, check_ndim, check_positive_int
-from qkv.attention import _check_output, _checked_scores, _first_index, _scores_cannot_overflow
+from qkv.attention import (
+    _check_output,
+    _check_scores_size,
+    _checked_scores,
+    _first_index,
+    _scores_cannot_overflow,
+)
 from qkv.positional import _check_base, _check_d_model
 from qkv.sql import _dialect
 
@@ -167,8 +197,11 @@ def _check_head(query: Any, key: Any, value: Any) -> tuple[np.ndarray, np.ndarra
 
 
 def _check_scores(connection: Any, query: Any, key: Any, value: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``_check_head``, then the scores NumPy would compute, checked by NumPy's own helper.
+    """``_check_head``, then the scores NumPy would compute, checked by NumPy's own helpers.
 
+    A score matrix above ``qkv._checks.MAX_ARRAY_BYTES`` is refused first,
+    as ``scaled_dot_product_attention`` refuses it: the database would
+    compute every score, and ``attention`` returns weights of that shape.
     A score past float64's range (query 1e200 against key -1e200) is refused
     here in the words of ``scaled_dot_product_attention`` (the score matrix is
     computed only when the rows' norms cannot rule overflow out), before a database
@@ -177,6 +210,7 @@ def _check_scores(connection: Any, query: Any, key: Any, value: Any) -> tuple[np
     """
     _dialect.dialect_of(connection)
     q, k, v = _check_head(query, key, value)
+    _check_scores_size(q, k, scale_name=None)
     scale = 1.0 / np.sqrt(q.shape[1])
     if not _scores_cannot_overflow(q, k, scale, np.dtype(np.float64)):  # O(L d); else O(L^2 d)
         _checked_scores(q, k, scale, scale_name=None)
@@ -255,6 +289,12 @@ def attention_views(connection: Any, query: Any, key: Any, value: Any, mask: Any
     Inside the ``with`` block the connection holds tables ``q``, ``k``,
     ``v`` (and ``tokens`` or ``allowed`` for a mask) and views ``scores``,
     ``visible``, ``weights`` and ``output``; afterwards none of them exist.
+    What you run on the connection inside the block is part of the call:
+    on SQLite and PostgreSQL an error in the block rolls it back with the
+    scratch objects. On PostgreSQL, ``search_path`` is
+    ``pg_temp, pg_catalog`` inside the block, so name your own tables with
+    their schema there (``public.notes``); your setting comes back
+    afterwards.
 
     Parameters
     ----------
@@ -342,7 +382,9 @@ def attention(connection: Any, query: Any, key: Any, value: Any, mask: Any = Non
     connection : sqlite3.Connection, psycopg.Connection or duckdb.DuckDBPyConnection
         An open connection to SQLite, PostgreSQL (psycopg 3) or DuckDB. Its
         temporary tables are dropped again and its own open transaction, if
-        any, is neither committed nor rolled back.
+        any, is neither committed nor rolled back; no object of yours is
+        read, written or dropped (see the module docstring, which also says
+        why a connection must not be shared between threads).
     query : array_like, shape (L_q, d_k)
     key : array_like, shape (L_k, d_k)
     value : array_like, shape (L_k, d_v)
@@ -369,7 +411,12 @@ def attention(connection: Any, query: Any, key: Any, value: Any, mask: Any = Non
     ValueError
         If an input is not 2-D or holds NaN/inf; ``query`` and ``key``
         differ in ``d_k``; ``key`` and ``value`` differ in ``L_k``; ``key``
-        has no rows; ``mask`` does not broadcast to ``(L_q, L_k)``; a score
+        has no rows; ``mask`` does not broadcast to ``(L_q, L_k)``; the
+        ``(L_q, L_k)`` scores would exceed ``qkv._checks.MAX_ARRAY_BYTES``
+        (2 GiB; refused before the database runs, in the words of
+        ``qkv.scaled_dot_product_attention``); the connection already has a
+        temporary object whose name clashes with a scratch name (refused
+        before anything runs; the message names it); a score
         ``query @ key.T / sqrt(d_k)`` overflows float64 (checked before the
         database runs: the rows' norms rule overflow out in O(L d) work;
         where they cannot, NumPy computes the scores with
@@ -553,6 +600,8 @@ def sinusoidal_encoding(
     _dialect.ensure_math(connection, dialect)
     params = {"num_positions": num_positions, "d_model": d_model, "base": base}
     table = np.zeros((num_positions, d_model))
-    for pos, dim, val in _dialect.fetch(connection, dialect, query_text(files[method]), params):
+    with _dialect.scratch_search_path(connection, dialect):  # PostgreSQL: only its own sin and cos
+        rows = _dialect.fetch(connection, dialect, query_text(files[method]), params)
+    for pos, dim, val in rows:
         table[pos, dim] = val
     return table

@@ -20,7 +20,30 @@ plan of a query             ``EXPLAIN QUERY  ``EXPLAIN``      ``EXPLAIN``
 undo on error               ``SAVEPOINT``    a transaction    drop what was
                                              (or savepoint)   made
 statistics after loading    kept by itself   ``ANALYZE``      kept by itself
+an unqualified name         ``temp`` first,  ``pg_temp``      ``temp`` first,
+(``FROM q``)                always           first: the call  always, whatever
+                                             sets             the
+                                             ``search_path``  ``search_path``
+                                             (then restores
+                                             it)
+names that clash            ``V`` and ``v``  ``"V"`` and      ``V`` and ``v``
+                            (ASCII case is   ``v`` differ     (ASCII case is
+                            ignored, quoted  (unquoted names  ignored, quoted
+                            or not)          fold to lower    or not)
+                                             case)
 ==========================  ===============  ===============  ==============
+
+So the scratch names ``q``, ``k``, ``v``, ... reach only the scratch
+objects. They are fixed names, not unique ones per call: the ``.sql``
+files that chapter 9 shows are the text that runs, and readers query
+``scores`` or ``weights`` by name inside ``attention_views``; rewriting
+names per call would show one query and run another. Fixed names are safe
+because ``scratch`` refuses to start if the temporary schema already holds
+an object that the database would take for one of them (compared the
+database's way, ``fold_name``), and on PostgreSQL it points ``search_path``
+at ``pg_temp`` first (and ``pg_catalog`` for functions and operators, so
+no function of the user's can answer for ``exp`` or ``sqrt``) and restores
+the user's value afterwards.
 
 Two more differences are handled in the SQL text itself, the same way for
 all three (see the comments in the files): PostgreSQL raises "value out of
@@ -73,10 +96,16 @@ class Dialect:
     # temporary table (PostgreSQL docs, CREATE TABLE): without ANALYZE it
     # assumes 1850 rows whatever was loaded.
     analyze_after_load: bool = False
+    # SQLite and DuckDB take "V" for v, quoted or not (ASCII letters only:
+    # the Kelvin sign is not k); PostgreSQL folds unquoted names to lower
+    # case and then compares exactly, so "V" is another name than v.
+    names_ignore_ascii_case: bool = True
 
 
 SQLITE = Dialect("SQLite", "EXPLAIN QUERY PLAN", has_generate_series=False)
-POSTGRESQL = Dialect("PostgreSQL", "EXPLAIN", has_generate_series=True, analyze_after_load=True)
+POSTGRESQL = Dialect(
+    "PostgreSQL", "EXPLAIN", has_generate_series=True, analyze_after_load=True, names_ignore_ascii_case=False
+)
 DUCKDB = Dialect("DuckDB", "EXPLAIN", has_generate_series=True)
 
 
@@ -185,54 +214,122 @@ def sqlite_has_math(connection: sqlite3.Connection) -> bool:
     return True
 
 
-#: Temporary objects with given names, per database (the names are ours, never user text).
+#: Every name in the temporary schema that a CREATE TEMP TABLE or VIEW of the
+#: same name would collide with, per database. SQLite: tables, views and
+#: indexes share one namespace (triggers have their own). PostgreSQL: every
+#: relation (tables, views, indexes, sequences) and every type (a table is
+#: also a type; an enum or domain in pg_temp blocks a table of its name);
+#: the catalogs are qualified, so no table of the user's can answer for
+#: them. DuckDB: tables and views (sequences, macros, types and indexes have
+#: namespaces of their own); its temporary catalog has only the schema main.
 _TEMP_OBJECTS = {
-    "SQLite": "SELECT name FROM sqlite_temp_master WHERE name IN ({names})",
+    "SQLite": "SELECT name FROM temp.sqlite_master WHERE type IN ('table', 'view', 'index')",
     "PostgreSQL": (
-        "SELECT c.relname FROM pg_class c WHERE c.relnamespace = pg_my_temp_schema() AND c.relname IN ({names})"
+        "SELECT relname FROM pg_catalog.pg_class WHERE relnamespace = pg_catalog.pg_my_temp_schema() "
+        "UNION SELECT typname FROM pg_catalog.pg_type WHERE typnamespace = pg_catalog.pg_my_temp_schema()"
     ),
-    "DuckDB": "SELECT table_name FROM information_schema.tables WHERE table_catalog = 'temp' AND table_name IN ({names})",
+    "DuckDB": "SELECT table_name FROM information_schema.tables WHERE table_catalog = 'temp'",
 }
 #: How a drop names an object in the connection's temporary schema only.
 _TEMP_SCHEMA = {"SQLite": "temp.", "PostgreSQL": "pg_temp.", "DuckDB": "temp.main."}
+#: PostgreSQL's search_path during a call: relations and types resolve to the
+#: session's temporary schema first (``pg_temp`` is never searched for
+#: functions or operators), then to the system catalog, and nothing else.
+PG_SCRATCH_SEARCH_PATH = "pg_temp, pg_catalog"
 
 
-def existing_scratch(connection: Any, dialect: Dialect, names: Sequence[str]) -> list[str]:
-    """Which of ``names`` already exist as temporary tables or views on ``connection``."""
-    quoted = ", ".join(f"'{name}'" for name in names)  # fixed identifiers of this package
-    cursor = connection.execute(_TEMP_OBJECTS[dialect.name].format(names=quoted))
-    return sorted(row[0] for row in cursor.fetchall())
+def fold_name(name: str, dialect: Dialect) -> str:
+    """``name`` as ``dialect`` compares it: ASCII letters lowered for SQLite and DuckDB.
+
+    >>> fold_name("Weights", SQLITE), fold_name("Weights", POSTGRESQL)
+    ('weights', 'Weights')
+    """
+    if dialect.names_ignore_ascii_case:
+        return name.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+    return name
+
+
+def existing_scratch(connection: Any, dialect: Dialect, names: Sequence[str]) -> list[tuple[str, str]]:
+    """The temporary objects on ``connection`` that clash with ``names``, as (theirs, ours) pairs.
+
+    Sorted by their name. An object clashes if the database would take its
+    name for one of ``names`` (``fold_name``): the user's ``"V"`` for ``v`` on
+    SQLite and DuckDB, but not on PostgreSQL.
+    """
+    ours = {fold_name(name, dialect): name for name in names}
+    theirs = {row[0] for row in connection.execute(_TEMP_OBJECTS[dialect.name]).fetchall()}
+    return sorted((name, ours[fold_name(name, dialect)]) for name in theirs if fold_name(name, dialect) in ours)
+
+
+def clash_message(dialect: Dialect, taken: Sequence[tuple[str, str]], names: Sequence[str]) -> str:
+    """The ValueError's text for ``existing_scratch``'s pairs: it names each of the user's objects."""
+    described = [
+        theirs if theirs == ours else f"{theirs} (to {dialect.name} the same name as {ours})" for theirs, ours in taken
+    ]
+    return (
+        f"connection already has temporary objects named {', '.join(described)}, which qkv.sql "
+        f"needs for its own scratch tables and views ({', '.join(names)}); qkv.sql has run nothing "
+        "and leaves them alone: drop or rename them, or pass another connection"
+    )
+
+
+@contextlib.contextmanager
+def scratch_search_path(connection: Any, dialect: Dialect) -> Iterator[None]:
+    """On PostgreSQL, run a block with ``search_path`` set to ``PG_SCRATCH_SEARCH_PATH``.
+
+    The block is a transaction, or a savepoint inside the caller's
+    transaction (a query outside one would leave a transaction open). The
+    user's value is read first and set back at the end; on an error the
+    rollback sets it back. It is a SET LOCAL, which ends with the
+    transaction, so the session's own value is never changed. On SQLite and
+    DuckDB, which search their temporary schema first anyway and have no
+    functions of the user's, it does nothing.
+    """
+    if dialect is not POSTGRESQL:
+        yield
+        return
+    with connection.transaction():
+        (users_path,) = fetch(connection, dialect, "SELECT pg_catalog.current_setting('search_path')")[0]
+        set_path = "SELECT pg_catalog.set_config('search_path', :path, true)"  # true: SET LOCAL
+        run(connection, dialect, set_path, {"path": PG_SCRATCH_SEARCH_PATH})
+        yield
+        run(connection, dialect, set_path, {"path": users_path})
 
 
 @contextlib.contextmanager
 def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Sequence[str]) -> Iterator[None]:
     """Run a block whose temporary ``views`` and ``tables`` are gone afterwards.
 
-    It touches nothing it did not create: if the connection already has a
-    temporary table or view with one of those names (the user's own), it
-    raises a ValueError before running anything, and afterwards it drops
-    only objects of the connection's temporary schema (a user's permanent
-    table of the same name is never dropped). On success they are dropped;
-    on an error SQLite and PostgreSQL roll back to before the block (their
-    DDL is transactional), and DuckDB, which has no savepoints, drops what
-    exists of them. The caller's own open transaction is neither committed
-    nor rolled back.
+    It touches nothing it did not create. If the connection's temporary
+    schema already holds an object that the database would take for one of
+    those names (``existing_scratch``: on SQLite and DuckDB also the user's
+    ``"V"`` or ``"Weights"``), it raises a ValueError that names it before
+    running anything, so the caller's transaction stays as it was. Inside,
+    an unqualified name resolves to the temporary schema first: SQLite and
+    DuckDB always search it first, and on PostgreSQL ``search_path`` is
+    ``PG_SCRATCH_SEARCH_PATH`` during the block (the user's own setting is
+    read first and restored on the way out; on an error, the rollback
+    restores it). Afterwards it drops only objects of the connection's
+    temporary schema, and only the names it created. On success they are
+    dropped; on an error SQLite and PostgreSQL roll back to before the block
+    (their DDL is transactional), and DuckDB, which has no savepoints, drops
+    what exists of them. The caller's own open transaction is neither
+    committed nor rolled back; on DuckDB, which aborts a transaction on any
+    error, a database error inside the block (out of memory, an interrupt)
+    aborts it.
     """
+    names = [*views, *tables]
 
     def refuse_a_clash() -> None:
-        taken = existing_scratch(connection, dialect, [*views, *tables])
+        taken = existing_scratch(connection, dialect, names)
         if taken:
-            raise ValueError(
-                f"connection already has temporary tables or views named {', '.join(taken)}, which qkv.sql "
-                "uses for its own work; qkv.sql leaves them alone: drop or rename them, or pass another connection"
-            )
+            raise ValueError(clash_message(dialect, taken, names))
 
     schema = _TEMP_SCHEMA[dialect.name]
     drops = [f"DROP VIEW IF EXISTS {schema}{name}" for name in views]
     drops += [f"DROP TABLE IF EXISTS {schema}{name}" for name in tables]
     if dialect is POSTGRESQL:
-        # A transaction, or a savepoint inside the caller's transaction.
-        with connection.transaction():  # the check too: a query would leave a transaction open
+        with scratch_search_path(connection, dialect):  # the check too: see there
             refuse_a_clash()
             yield
             for drop in drops:
@@ -254,6 +351,7 @@ def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Seq
     try:
         yield
     finally:
+        # None of these names existed (refuse_a_clash), so what exists now is ours.
         for drop in drops:
             with contextlib.suppress(Exception):  # keep the error that got us here
                 run(connection, dialect, drop)
