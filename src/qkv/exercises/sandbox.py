@@ -35,7 +35,9 @@ line says which held, :func:`describe_sandbox`):
 
 * Linux with Landlock (5.13 and later): the learner's code, and whatever
   it starts, can write files only in a temporary folder the checker makes
-  for it (its ``TMPDIR``, removed afterwards) and to ``/dev/null``. It
+  for it (its ``TMPDIR``, removed afterwards) and to ``/dev/null``; its
+  working directory stays the checker's (relative reads work, relative
+  writes are refused). It
   cannot plant a module, a ``.pth`` file or a rewritten checker file for
   this run or a later one. On Landlock ABI 6 and later it cannot signal
   the checker (no ``SIGSTOP``), and it cannot read the checker's memory
