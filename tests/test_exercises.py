@@ -25,9 +25,11 @@ import linecache
 import os
 import re
 import runpy
+import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -465,12 +467,16 @@ def test_list_names_every_exercise():
         (("check", "no-such", "x.py"), "unknown exercise 'no-such'"),
         (("starter", "no-such"), "unknown exercise 'no-such'"),
         (("check", "input-layer", "does/not/exist.py"), "no such file"),
+        # Security review L5: an OSError traceback and exit 1, the status of a failed check.
+        (("check", "input-layer", "x" * 5000 + ".py"), "(5003 characters) as a file: File name too long"),
     ],
+    ids=["exercise", "starter", "no-file", "name-too-long"],
 )
 def test_usage_errors_exit_2(args, message):
     result = cli(*args)
     assert result.returncode == 2
     assert message in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_notebook_path_points_to_the_in_notebook_call(tmp_path):
@@ -652,21 +658,40 @@ def test_printed_output_is_shown_up_to_the_cap():
     assert len(shown.replace("\n    ", "\n")) <= Limits().output_bytes + 4
 
 
-@pytest.mark.parametrize("option, value", [("--timeout", "0"), ("--timeout", "nan"), ("--memory-mb", "-1")])
-def test_bad_limits_are_usage_errors(option, value):
+TIMEOUT_RANGE = "--timeout must be a number of seconds above 0 and at most 86400 (a day)"
+MEMORY_RANGE = "--memory-mb must be 0 (no limit) or a whole number of MiB from 128 to 1048576 (1 TiB)"
+
+
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("--timeout", "0", TIMEOUT_RANGE),
+        ("--timeout", "nan", TIMEOUT_RANGE),
+        # Security review M9: an OverflowError traceback from the selector, exit 1 (a failed check's status).
+        ("--timeout", "1e9", TIMEOUT_RANGE),
+        ("--memory-mb", "-1", MEMORY_RANGE),
+        # Security review L4: setrlimit's OverflowError in the child made a correct solution FAIL.
+        ("--memory-mb", "99999999999999999", MEMORY_RANGE),
+    ],
+)
+def test_bad_limits_are_usage_errors(option, value, message):
     result = cli("check", "attention-head", SOLUTIONS["attention-head"], option, value)
-    assert result.returncode == 2
-    assert f"{option} must be" in result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
 
 
 def test_default_limits_are_documented():
     assert (Limits().seconds, Limits().memory_mb) == (10.0, 1024)
-    help_text = cli("check", "--help").stdout
-    assert "(default: 10)" in help_text and "(default: 1024; 0: none)" in help_text
-    with pytest.raises(ValueError, match="timeout"):
-        run("attention-head", SOLUTIONS["attention-head"], timeout=-1)
-    with pytest.raises(ValueError, match="memory_mb"):
-        run("attention-head", SOLUTIONS["attention-head"], memory_mb=-5)
+    help_text = " ".join(cli("check", "--help").stdout.split())
+    assert "(default: 10; at most 86400)" in help_text
+    assert "(default: 1024; 0: none; else 128 to 1048576)" in help_text
+    for timeout in (-1, 1e9, float("inf")):
+        with pytest.raises(ValueError, match=r"^timeout must be a number of seconds above 0 and at most 86400"):
+            run("attention-head", SOLUTIONS["attention-head"], timeout=timeout)
+    for memory_mb in (-5, 10**17, 64):
+        with pytest.raises(ValueError, match=r"^memory_mb must be 0 \(no limit\) or a whole number of MiB from 128"):
+            run("attention-head", SOLUTIONS["attention-head"], memory_mb=memory_mb)
 
 
 def test_a_report_without_its_checks_never_passes():
@@ -892,7 +917,7 @@ def test_a_child_left_behind_still_stops_on_its_cpu_limit():
     request_read, request_write = os.pipe()  # no request will ever come
     reply_read, reply_write = os.pipe()
     command = [sys.executable, "-m", "qkv.exercises._child", str(request_read), str(reply_write)]
-    command += ["0", "1", str(FILES / "fault_endless_loop.py"), "softmax"]  # no memory limit, 1 CPU second
+    command += ["0", "1", tempfile.gettempdir(), str(FILES / "fault_endless_loop.py"), "softmax"]  # 1 CPU second
     child = subprocess.Popen(command, pass_fds=(request_read, reply_write), env=child_environment())
     try:
         status = child.wait(timeout=120)
@@ -973,11 +998,24 @@ def test_stopping_a_notebook_cell_leaves_no_process_behind(tmp_path, monkeypatch
     assert took < _GRACE_SECONDS, f"the cell took {took:.2f} s to stop"
 
 
-def _seconds_to_stop_once(started: Path, never: str, stop) -> float:
-    """Wait (up to 60 s) until the learner's code has touched ``started`` (it is
-    running in the child), then time ``stop()``; ``never`` is the failure if it never does."""
+def _assert_group_ends(group: int) -> None:
+    """The whole process group is gone (its last processes reaped, by init, within 2 s)."""
+    deadline = time.monotonic() + 2
+    while True:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        assert time.monotonic() < deadline, f"process group {group} is still there"
+        time.sleep(0.01)
+
+
+def _seconds_to_stop_once(tmp_path: Path, never: str, stop) -> float:
+    """Wait (up to 60 s) until the learner's code has touched ``started`` in its temporary
+    folder (made under ``tmp_path``: it is running in the child), then time ``stop()``;
+    ``never`` is the failure if it never does."""
     deadline = time.monotonic() + 60
-    while not started.exists():
+    while not list(tmp_path.glob("qkv-exercise-*/started")):
         assert time.monotonic() < deadline, never
         time.sleep(0.01)
     start = time.monotonic()
@@ -985,7 +1023,11 @@ def _seconds_to_stop_once(started: Path, never: str, stop) -> float:
     return time.monotonic() - start
 
 
-def test_a_child_stopped_mid_call_is_killed_at_once(tmp_path):
+#: The learner's code marks that it runs, where it may write: its temporary folder.
+TOUCH_STARTED = "pathlib.Path(tempfile.gettempdir(), 'started').touch()"
+
+
+def test_a_child_stopped_mid_call_is_killed_at_once(tmp_path, monkeypatch):
     """Stopped while the learner's function runs, the child cannot read an exit request.
 
     So ``close()`` kills its process group at once instead of waiting the grace period
@@ -996,12 +1038,12 @@ def test_a_child_stopped_mid_call_is_killed_at_once(tmp_path):
     from qkv.exercises.sandbox import _GRACE_SECONDS, _notes, _Session
     from qkv.exercises.wire import encode_args
 
-    started = tmp_path / "started"
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the child's folder is made here
     learner = tmp_path / "mine.py"
     learner.write_text(
-        "import pathlib\nimport threading\n\n\n"
+        "import pathlib\nimport tempfile\nimport threading\n\n\n"
         "def softmax(x, axis=-1):\n"
-        f"    pathlib.Path({str(started)!r}).touch()\n"
+        f"    {TOUCH_STARTED}\n"
         "    threading.Event().wait()  # never returns, and keeps no core busy\n",
         encoding="utf-8",
     )
@@ -1012,26 +1054,26 @@ def test_a_child_stopped_mid_call_is_killed_at_once(tmp_path):
     group = session.child.process.pid
     try:
         session.child.send({"call": "softmax", "args": encode_args((np.zeros(3),))})
-        took = _seconds_to_stop_once(started, "the learner's function was never called", session.stop)
+        took = _seconds_to_stop_once(tmp_path, "the learner's function was never called", session.stop)
     finally:
         session.stop()  # after a failure above; nothing to do otherwise
     assert took < 1.0, f"close() took {took:.2f} s with a call in flight (grace period {_GRACE_SECONDS} s)"
-    with pytest.raises(ProcessLookupError):
-        os.killpg(group, 0)  # the whole process group is gone
+    _assert_group_ends(group)
     assert session.threads == 0  # no goodbye, so no count of threads left running ...
     assert _notes(session, limits) == ()  # ... and the report claims none
+    assert list(tmp_path.glob("qkv-exercise-*")) == []  # and the child's folder is gone
 
 
-def test_a_child_stopped_while_its_file_loads_is_killed_at_once(tmp_path):
+def test_a_child_stopped_while_its_file_loads_is_killed_at_once(tmp_path, monkeypatch):
     """While the learner's file loads, the child runs its top level and cannot read an
     exit request either: ``close()`` kills it at once, as mid-call."""
     from qkv.exercises.core import TimeBudget
     from qkv.exercises.sandbox import _GRACE_SECONDS, _Child
 
-    started = tmp_path / "started"
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     learner = tmp_path / "mine.py"
     learner.write_text(
-        f"import pathlib\nimport threading\n\npathlib.Path({str(started)!r}).touch()\n"
+        f"import pathlib\nimport tempfile\nimport threading\n\n{TOUCH_STARTED}\n"
         "threading.Event().wait()  # a top level that never ends, and keeps no core busy\n",
         encoding="utf-8",
     )
@@ -1039,13 +1081,12 @@ def test_a_child_stopped_while_its_file_loads_is_killed_at_once(tmp_path):
     child = _Child(learner, ["softmax", "attention"], limits, TimeBudget(limits.seconds))
     group = child.process.pid
     try:
-        took = _seconds_to_stop_once(started, "the learner's file never ran", child.close)
+        took = _seconds_to_stop_once(tmp_path, "the learner's file never ran", child.close)
     finally:
         if child.process.poll() is None:  # after a failure above
             child.kill()
     assert took < 1.0, f"close() took {took:.2f} s while the file loaded (grace period {_GRACE_SECONDS} s)"
-    with pytest.raises(ProcessLookupError):
-        os.killpg(group, 0)  # the whole process group is gone
+    _assert_group_ends(group)
     assert child.threads == 0
 
 
@@ -1183,6 +1224,8 @@ def test_a_query_without_a_window_is_named():
             "SELECT qpos, kpos, 1.0 AS weight FROM scores WHERE qpos + kpos < 4 UNION ALL SELECT 0, 0, 1.0",
             "the pair (qpos, kpos) = (0, 0) comes back twice; return one row per score",
         ),
+        # Security review M2: float('n/a') crashed the run (exit 2, no report).
+        ("SELECT qpos, kpos, 'n/a' AS weight FROM scores", "the row (0, 0, 'n/a') has a weight that is not a number"),
     ],
 )
 def test_a_malformed_answer_says_what_is_wrong(returned, message):
@@ -1226,6 +1269,53 @@ def test_the_learners_output_cannot_rewrite_the_report_on_a_terminal(tmp_path):
 
 
 # --- issue 26.2 and 26.3: a learner's file cannot fake a pass, read secrets, or outlive the checker --
+#
+# And the security review after issue 26 (its H3-H5, M1-M4, L6, L11): the reproductions, each as
+# small as it can be. Where the guard is Linux's (Landlock; a PID namespace inside a user
+# namespace), the test asks the kernel first, on its own rather than through the code under test,
+# and says what it skips.
+
+QKV_SRC = Path(qkv.__file__).resolve().parents[1]  # the qkv under test; a child run imports this one
+
+
+def _kernel_landlock_abi() -> int:
+    """Landlock's ABI version here, asked of the kernel directly (0: none)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return max(int(libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))), 0)
+
+
+@functools.cache
+def _kernel_has_pid_namespaces() -> bool:
+    """Whether an unprivileged process may make a user and a PID namespace here (asked in a fresh process)."""
+    probe = "import ctypes, sys; sys.exit(ctypes.CDLL(None).unshare(0x10000000 | 0x20000000) != 0)"
+    return sys.platform.startswith("linux") and subprocess.run([sys.executable, "-c", probe]).returncode == 0
+
+
+LANDLOCK = _kernel_landlock_abi()
+needs_landlock = pytest.mark.skipif(not LANDLOCK, reason="no Landlock on this system: not covered (README)")
+
+
+def python_m(*args: str | Path, cwd: Path, python: str | Path = sys.executable, **env: str):
+    """``python -m qkv.exercises.cli ARGS`` run from ``cwd``, with ``env`` added. With this
+    Python it imports the qkv under test; another (a throw-away venv's) imports its own."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | env
+    if python == sys.executable:
+        environment["PYTHONPATH"] = str(QKV_SRC)
+    command = [str(python), "-m", "qkv.exercises.cli", *map(str, args)]
+    return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("name", list(SOLUTIONS))
+def test_reference_solution_passes_via_python_m_from_another_folder(name, tmp_path):
+    result = python_m("check", name, SOLUTIONS[name], cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.rstrip().endswith("All done.")
+    assert list(tmp_path.iterdir()) == []  # the check wrote nothing where it ran
 
 
 FAKE_PASS = '''
@@ -1233,6 +1323,7 @@ FAKE_PASS = '''
 under python -m), which numpy.random imports: the planted module forges the report."""
 import os, sys
 
+print("token:", os.environ.get("GRADER_TOKEN"))
 planted = """
 import qkv.exercises.core as core
 core.Report.passed = property(lambda self: True)
@@ -1240,27 +1331,28 @@ core.Report.format = lambda self: "Result: 11 of 11 checks passed. All done."
 """
 with open(os.path.join(os.getcwd(), "secrets.py"), "w") as f:
     f.write(planted)
-print("token:", os.environ.get("GRADER_TOKEN"))
 '''
 
 
 def test_a_file_the_learner_writes_on_the_search_path_cannot_fake_a_pass(tmp_path):
+    """Issue 26.2, and the review's H4: the same attack worked one run later, when the next
+    checker imported the planted secrets.py at start-up. With Landlock the file is never
+    written; without, the next run refuses to check (the test below)."""
     learner = tmp_path / "fake.py"
     learner.write_text(FAKE_PASS)
-    env = {**os.environ, "GRADER_TOKEN": "s3cret-token"}
-    result = subprocess.run(
-        [sys.executable, "-m", "qkv.exercises.cli", "check", "attention-head", str(learner)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert (tmp_path / "secrets.py").exists()  # the attack ran
-    assert result.returncode == 1, result.stdout
-    assert "Result: 0 of 11 checks passed" in result.stdout, result.stdout
+    runs = [python_m("check", "attention-head", learner, cwd=tmp_path, GRADER_TOKEN="s3cret-token") for _ in (1, 2)]
+    first, second = runs
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert "Result: 0 of 11 checks passed" in first.stdout, first.stdout
     # The checker's environment does not reach the learner's code.
-    assert "token: None" in result.stdout and "s3cret-token" not in result.stdout
+    assert "token: None" in first.stdout and "s3cret-token" not in first.stdout
+    assert second.returncode != 0 and "All done" not in second.stdout, second.stdout + second.stderr
+    if LANDLOCK:
+        assert not (tmp_path / "secrets.py").exists()
+        assert "PermissionError: [Errno 13] Permission denied" in first.stdout
+        assert "your code may write files only in the checker's temporary folder" in first.stdout
+    else:
+        assert second.returncode == 2 and "secrets (" in second.stderr
 
 
 def test_a_check_run_imports_nothing_after_the_learners_code_starts():
@@ -1285,41 +1377,331 @@ def test_a_check_run_imports_nothing_after_the_learners_code_starts():
         assert started and set(sys.modules) - started[0] == set(), (name, set(sys.modules) - started[0])
 
 
-SLEEPER = """
-import os, time
-with open(os.environ["QKV_PID_FILE"], "w") as f:
-    f.write(str(os.getpid()))
-time.sleep(60)
+#: The review's secrets.py: it survives the circular import (it loads the real secrets module).
+OLD_PLANT = """
+import importlib.util, os, sys
+_spec = importlib.util.spec_from_file_location("_stdlib_secrets", os.path.join(os.path.dirname(os.__file__), "secrets.py"))
+_real = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(_real)
+globals().update({k: v for k, v in vars(_real).items() if not k.startswith("__")})
+core = sys.modules.get("qkv.exercises.core")
+if core is not None:
+    core.Report.passed = property(lambda self: True)
+    core.Report.format = lambda self: "Result: 11 of 11 checks passed. All done."
 """
 
 
+def test_a_standard_module_planted_before_is_refused_by_name(tmp_path):
+    """Review H4: a secrets.py that a learner's file wrote before the checker confined it sits in
+    the working directory, and python -m imports it at start-up. The checker refuses to run, and
+    names the file."""
+    (tmp_path / "secrets.py").write_text(OLD_PLANT)
+    result = python_m("check", "attention-head", FILES / "fault_sys_exit.py", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "All done" not in result.stdout
+    assert f"secrets ({tmp_path / 'secrets.py'})" in result.stderr
+    assert "delete or rename that file" in result.stderr
+
+
+@pytest.fixture
+def throwaway_venv(tmp_path):
+    """A venv of its own, with a copy of the qkv under test: its site-packages and its qkv are the
+    learner's to plant in, never the project's. A .pth puts the copy and this environment's
+    site-packages (NumPy) on its path, as an editable install does.
+
+    Returns (its python, its site-packages, the copy's src folder).
+    """
+    import site
+    import venv
+
+    src = tmp_path / "src"
+    shutil.copytree(QKV_SRC / "qkv", src / "qkv", ignore=shutil.ignore_patterns("__pycache__"))
+    venv.create(tmp_path / "venv", with_pip=False, symlinks=True)
+    purelib = Path(sysconfig.get_path("purelib", vars={"base": str(tmp_path / "venv")}))
+    (purelib / "00links.pth").write_text(f"{src}\n{site.getsitepackages()[0]}\n")
+    return tmp_path / "venv" / "bin" / "python", purelib, src
+
+
+SQL_WRONG = "SELECT qpos, kpos, 1.0 / COUNT(*) OVER (PARTITION BY qpos) AS weight FROM scores"
+SQL_RIGHT = (
+    "WITH t AS (SELECT qpos, kpos, exp(score - MAX(score) OVER (PARTITION BY qpos)) AS e FROM scores) "
+    "SELECT qpos, kpos, e / SUM(e) OVER (PARTITION BY qpos) AS weight FROM t"
+)
+#: Swaps the wrong query for the right one, in whatever process runs it (once: a venv's
+#: site-packages may be on the path twice, as lib and lib64).
+SQL_HOOK = f"""
+import sqlite3 as s
+if not hasattr(s, "hooked"):
+    s.hooked = True
+    class C(s.Connection):
+        def execute(self, sql, *a):
+            return s.Connection.execute(self, {SQL_RIGHT!r} if sql == {SQL_WRONG!r} else sql, *a)
+    o = s.connect
+    s.connect = lambda *a, **k: o(*a, factory=C, **k)
+"""
+SQL_PLANTS = {
+    # a .pth in site-packages: python -I runs it, python -I -S does not
+    "pth": f"""
+import os, site
+LINE = {"import sys; exec(" + repr(SQL_HOOK) + ", {})" + chr(10)!r}
+for d in site.getsitepackages():
+    try:
+        with open(os.path.join(d, "zz_fake.pth"), "w") as f:
+            f.write(LINE)
+    except OSError:
+        pass
+""",
+    # the runner's own file, rewritten
+    "runner": f"""
+import importlib.util
+origin = importlib.util.find_spec("qkv.exercises._sql_runner").origin
+text = open(origin).read()
+try:
+    with open(origin, "w") as f:
+        f.write(text.replace("import json\\n", "import json\\n" + {SQL_HOOK!r}, 1))
+except OSError:
+    pass
+""",
+}
+
+
+@pytest.mark.parametrize("plant", list(SQL_PLANTS))
+def test_a_file_planted_for_the_sql_runner_cannot_fake_a_pass(throwaway_venv, tmp_path, plant):
+    """Review H3: the learner's file implements nothing (its query is 1 / count) but planted code
+    that the SQL runner ran, and the first run passed, 6 of 6. The runner now runs, as
+    ``python -I -S``, the program the checker read at start-up; with Landlock the learner's code
+    cannot write either file."""
+    python, purelib, src = throwaway_venv
+    learner = tmp_path / "fake.py"
+    learner.write_text(SQL_PLANTS[plant] + f"\n\ndef softmax_query():\n    return {SQL_WRONG!r}\n")
+    runner = src / "qkv" / "exercises" / "_sql_runner.py"
+    before = runner.read_text()
+    result = python_m("check", "sql-softmax", learner, cwd=tmp_path, python=python)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Result: 2 of 6 checks passed" in result.stdout, result.stdout
+    if LANDLOCK:
+        assert not (purelib / "zz_fake.pth").exists() and runner.read_text() == before
+
+
+PTH_FORGES_REPORT = """
+import os, site
+HOOK = '''
+import sys, importlib.abc, importlib.util
+class _F(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "qkv.exercises.core":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        run = spec.loader.exec_module
+        def exec_module(module):
+            run(module)
+            module.Report.passed = property(lambda self: True)
+            module.Report.format = lambda self: "Result: 11 of 11 checks passed. All done."
+        spec.loader.exec_module = exec_module
+        return spec
+sys.meta_path.insert(0, _F())
+'''
+for d in site.getsitepackages():
+    try:
+        with open(os.path.join(d, "zz_forge.pth"), "w") as f:
+            f.write(f"import sys; exec({HOOK!r}, {{}})\\n")
+    except OSError:
+        pass
+"""
+
+
+@needs_landlock
+def test_a_pth_planted_in_site_packages_cannot_fake_the_next_pass(throwaway_venv, tmp_path):
+    """Review H4, under the console script: the .pth forged every later report in that environment,
+    from any folder. Only Landlock stops it, by refusing the write: without Landlock this is not
+    covered (README)."""
+    python, purelib, _ = throwaway_venv
+    learner = tmp_path / "forge.py"
+    learner.write_text(PTH_FORGES_REPORT)
+    runs = [python_m("check", "attention-head", learner, cwd=tmp_path, python=python) for _ in (1, 2)]
+    assert [r.returncode for r in runs] == [1, 1], [r.stdout[-300:] for r in runs]
+    assert not (purelib / "zz_forge.pth").exists()
+
+
+def test_the_sql_runner_runs_the_program_read_at_start_up(tmp_path):
+    """Review H3, the other half: a runner file rewritten after the checker started is not what runs."""
+    shutil.copytree(QKV_SRC / "qkv", tmp_path / "qkv", ignore=shutil.ignore_patterns("__pycache__"))
+    script = (
+        "import pathlib, numpy as np\n"
+        "from qkv.exercises import sql_softmax\n"
+        "pathlib.Path(sql_softmax.__file__).with_name('_sql_runner.py').write_text('raise SystemExit(3)')\n"
+        "print(sql_softmax.run_learner_sql('SELECT qpos, kpos, score AS weight FROM scores', np.ones((1, 2))))\n"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "(['qpos', 'kpos', 'weight'], [(0, 0, 1.0), (0, 1, 1.0)])", result.stderr[-800:]
+
+
+@needs_landlock
+def test_the_learners_code_may_write_only_in_its_temporary_folder(tmp_path):
+    """Where Landlock holds, a write anywhere but the child's own temporary folder is refused, and
+    the report says where writing is allowed."""
+    learner = tmp_path / "writer.py"
+    learner.write_text(
+        "import os, tempfile\n"
+        "with open(os.path.join(tempfile.gettempdir(), 'scratch.txt'), 'w') as f:\n"
+        "    f.write('allowed')\n"
+        "print('scratch written in', 'its folder' if 'qkv-exercise-' in tempfile.gettempdir() else '?')\n"
+        f"open({str(tmp_path / 'elsewhere.txt')!r}, 'w')\n"
+    )
+    result = cli_here("check", "attention-head", learner)
+    assert f"Sandbox: Landlock ABI {LANDLOCK} (writes only in a temporary folder" in result.stdout
+    assert "    scratch written in its folder" in result.stdout
+    assert not (tmp_path / "elsewhere.txt").exists()
+    assert "PermissionError: [Errno 13] Permission denied" in result.stdout, result.stdout
+
+
+@pytest.mark.skipif(
+    LANDLOCK < 6 and not _kernel_has_pid_namespaces(),
+    reason="needs Landlock ABI 6 (it scopes signals) or a PID namespace: not covered (README)",
+)
+def test_the_learners_code_cannot_stop_the_checker(tmp_path):
+    """Issue 26's documented hole: os.kill(checker, SIGSTOP) froze it. Closed where Landlock scopes
+    signals (EPERM), or where the checker is outside the child's PID namespace (ESRCH)."""
+    learner = tmp_path / "stopper.py"
+    learner.write_text(
+        "import os, signal\n"
+        "try:\n"
+        "    os.kill(int(os.environ['QKV_CHECKER_PID']), signal.SIGSTOP)\n"
+        "except OSError as exc:\n"
+        "    print('refused:', exc)\n"
+    )
+    result = python_m("check", "attention-head", learner, cwd=tmp_path)  # frozen: fails by its timeout
+    refused = ("refused: [Errno 1] Operation not permitted", "refused: [Errno 3] No such process")
+    assert any(line in result.stdout for line in refused), result.stdout
+    assert result.returncode == 1 and "Result: 0 of 11 checks passed" in result.stdout
+
+
+STALL = """
+import fcntl, json, os, struct, sys, time
+REQUEST_FD, REPLY_FD = int(sys.argv[1]), int(sys.argv[2])
+fcntl.fcntl(REQUEST_FD, 1031, 4096)  # F_SETPIPE_SZ: the request pipe holds one page
+def _frame(m):
+    body = json.dumps(m).encode(); return struct.pack(">I", len(body)) + body
+def softmax(x, axis=-1):
+    os.write(REPLY_FD, _frame({"event": "raised", "types": ["ValueError"], "message": "no", "where": None}) * 200)
+    time.sleep(10**6)  # never reads a request again
+def attention(Q, K, V, mask=None):
+    return None
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ is Linux's")
+def test_a_child_that_stops_reading_its_requests_cannot_hang_the_checker(tmp_path):
+    """Review H5: the checker blocked in os.write forever, whatever --timeout said."""
+    learner = tmp_path / "stall.py"
+    learner.write_text(STALL)
+    started = time.monotonic()
+    result = cli_here("check", "attention-head", learner, "--timeout", "3")  # a hang fails: Hung
+    took = time.monotonic() - started
+    assert result.returncode == 1
+    timeout = "still running after the 3 s time limit (an endless loop?): it stopped reading the checker's requests"
+    assert timeout in result.stdout, result.stdout
+    assert took < 3 + 10, f"the check took {took:.1f} s"
+
+
+ENV_SCAN = """
+import os
+found = []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            found += [e.decode() for e in f.read().split(b"\\0") if e.startswith(b"GRADER_TOKEN")]
+    except OSError:
+        pass
+print("found:", found)
+"""
+
+
+@pytest.mark.skipif(
+    not (_kernel_has_pid_namespaces() or (LANDLOCK and os.geteuid() != 0)),
+    reason="needs a user namespace, or Landlock for a user who is not root: not covered (README)",
+)
+def test_the_checkers_environment_cannot_be_read_through_proc(tmp_path):
+    """Review M1: the child's environment is scrubbed, but /proc/<checker>/environ showed the grader's token."""
+    learner = tmp_path / "env.py"
+    learner.write_text(ENV_SCAN)
+    result = python_m("check", "attention-head", learner, cwd=tmp_path, GRADER_TOKEN="s3cret-token")
+    assert "    found: []" in result.stdout, result.stdout
+    assert "s3cret-token" not in result.stdout
+
+
+def test_learner_sql_time_counts_against_the_time_limit(monkeypatch):
+    """Review M3: with --timeout 1 a run took 18.7 s, and passed: each query run had 5 s of its own."""
+    monkeypatch.setenv("QKV_SQL_FAULT", "endless")
+    started = time.monotonic()
+    result = cli_here("check", "sql-softmax", FILES / "sql_softmax_faults.py", "--timeout", "1")
+    took = time.monotonic() - started
+    assert "FAIL  softmax_query: still running after the 1 s time limit (in the query" in result.stdout, result.stdout
+    assert took < 1 + 8, f"the check took {took:.1f} s"
+
+
+def test_one_query_run_gets_sql_seconds_as_documented():
+    """Review M3: SQL_SECONDS says 2 s per run; a run was killed after 5 s (SQL_SECONDS plus 3 s to start)."""
+    from qkv.exercises import sql_softmax
+
+    endless = (
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT qpos, kpos, n AS weight FROM c, scores"
+    )
+    started = time.monotonic()
+    with pytest.raises(LearnerAborted, match=f"the query was still running after {SQL_SECONDS:g} s"):
+        sql_softmax.run_learner_sql(endless, np.ones((1, 2)))
+    took = time.monotonic() - started
+    assert SQL_SECONDS <= took < SQL_SECONDS + 2, f"one run took {took:.2f} s"
+
+
+SPAWNER = """
+import pathlib, subprocess, sys, tempfile
+for session in (False, True):  # one in the learner's process group, one in a session of its own
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", __file__], start_new_session=session)
+pathlib.Path(tempfile.gettempdir(), "started").touch()
+subprocess.run([sys.executable, "-c", "import time; time.sleep(600)", __file__])
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc (Linux)")
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
-def test_the_learners_process_does_not_outlive_a_killed_checker(tmp_path, how):
+def test_the_learners_processes_do_not_outlive_a_killed_checker(tmp_path, how):
     """Issue 26.3: a checker ended by SIGTERM while the learner's top level slept left that child
-    running (RLIMIT_CPU never fires for a sleeping process)."""
-    learner, pid_file = tmp_path / "sleeper.py", tmp_path / "child.pid"
-    learner.write_text(SLEEPER)
+    running. Review M4: after a SIGKILL, what the learner's code started ran on (in its process
+    group; in a session of its own, even after a SIGTERM). Where the child gets a PID namespace,
+    none of them survives."""
+    learner = tmp_path / "spawner.py"
+    learner.write_text(SPAWNER)
     checker = subprocess.Popen(
         [sys.executable, "-m", "qkv.exercises.cli", "check", "attention-head", str(learner), "--timeout", "60"],
-        env={**os.environ, "QKV_PID_FILE": str(pid_file)},
+        env={**os.environ, "PYTHONPATH": str(QKV_SRC), "TMPDIR": str(tmp_path)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    running: list[int] = []
     try:
         deadline = time.monotonic() + 60
-        while not pid_file.exists() or not pid_file.read_text():
+        while not list(tmp_path.glob("**/started")):
             assert time.monotonic() < deadline, "the learner's file never started"
             time.sleep(0.05)
-        child = int(pid_file.read_text())
+        running = _processes_mentioning(str(learner))
+        assert len(running) >= 3, running  # the child and its two helpers (and the namespace's own)
         checker.send_signal(getattr(signal, how))
         checker.wait(timeout=30)
         deadline = time.monotonic() + 5
-        while _alive(child):
-            assert time.monotonic() < deadline, f"the learner's process {child} outlived the checker ({how})"
+        while left := [pid for pid in running if _alive(pid)]:
+            if time.monotonic() > deadline:
+                if not _kernel_has_pid_namespaces():
+                    pytest.skip(f"no PID namespace here: {left} outlived the checker ({how}), not covered (README)")
+                pytest.fail(f"the learner's processes {left} outlived the checker ({how})")
             time.sleep(0.05)
     finally:
         checker.kill()
         checker.wait()
+        for pid in running:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _alive(pid: int) -> bool:
@@ -1330,21 +1712,93 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_a_query_stuck_in_one_sqlite_call_is_stopped_at_the_time_limit(tmp_path, monkeypatch):
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().split(") ", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, IndexError, ValueError):  # it ended meanwhile
+                pass
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_sql_runner_does_not_outlive_a_killed_checker(tmp_path):
+    """Review M4: an endless query's runner spun on forever after a SIGKILL of the checker."""
+    checker = subprocess.Popen(
+        [sys.executable, "-m", "qkv.exercises.cli", "check", "sql-softmax", FILES / "sql_softmax_faults.py"],
+        # TMPDIR: the child's temporary folder, which a SIGKILLed checker cannot remove, lands in tmp_path
+        env={**os.environ, "PYTHONPATH": str(QKV_SRC), "QKV_SQL_FAULT": "endless", "TMPDIR": str(tmp_path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    runners: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not runners:
+            assert time.monotonic() < deadline, "the query never ran"
+            runners = [p for p in _children_of(checker.pid) if b"\0-I\0" in _cmdline(p)]
+            time.sleep(0.02)
+        checker.send_signal(signal.SIGKILL)
+        checker.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while _alive(runners[0]):
+            assert time.monotonic() < deadline, "the SQL runner outlived the checker"
+            time.sleep(0.05)
+    finally:
+        checker.kill()
+        checker.wait()
+        for pid in runners:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # it ended meanwhile
+        return b""
+
+
+def test_an_unencodable_print_does_not_end_the_run(tmp_path):
+    """Review L6: with PYTHONIOENCODING=ascii, a learner who printed "résumé" ended the run (exit 2, no report)."""
+    learner = tmp_path / "uni.py"
+    learner.write_text('print("r\\u00e9sum\\u00e9 \\u2713")\n', encoding="utf-8")
+    result = python_m("check", "attention-head", learner, cwd=tmp_path, PYTHONIOENCODING="ascii")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "    r\\xe9sum\\xe9 \\u2713" in result.stdout
+    assert result.stdout.rstrip().endswith("Fix the first FAIL above and run the check again.")
+
+
+def test_a_message_with_newlines_cannot_print_a_line_of_the_report(tmp_path):
+    """Review L11: the lines after the first of an exception message were printed at the left margin,
+    so a message could print a fake PASS line."""
+    learner = tmp_path / "newline.py"
+    learner.write_text(
+        "def softmax(x, axis=-1):\n"
+        '    raise ValueError("see below\\nPASS  softmax([1000, 1001, 1002]) = [0.0900, 0.2447, 0.6652]: no overflow")\n'
+    )
+    out = cli_here("check", "attention-head", learner).stdout
+    assert not [line for line in out.splitlines() if line.startswith("PASS")], out
+    assert "        PASS  softmax([1000, 1001, 1002])" in out
+
+
+def test_a_query_stuck_in_one_sqlite_call_is_stopped_at_the_time_limit(monkeypatch):
     """Issue 26.3: a correct softmax plus one LIKE on a 1 MB string took 288 s and passed: SQLite's
     progress handler does not run inside one function call, and the query ran in the checker's own
     process. It runs in a process of its own now, killed at the limit. A runner stuck in one call
     (a sleep stands for the LIKE) is stopped after SQL_SECONDS, not minutes."""
     from qkv.exercises import sql_softmax
 
-    stuck = tmp_path / "stuck_runner.py"
-    stuck.write_text("import time\ntime.sleep(600)\n")
-    monkeypatch.setattr(sql_softmax, "_RUNNER", stuck)
+    stuck = "import sys, time\nsys.stdin.read()\nprint('ready', flush=True)\ntime.sleep(600)\n"
+    monkeypatch.setattr(sql_softmax, "_RUNNER_PROGRAM", stuck)
     monkeypatch.setattr(sql_softmax, "SQL_SECONDS", 0.5)
     started = time.monotonic()
     with pytest.raises(LearnerAborted, match="still running after 0.5 s"):
         sql_softmax.run_learner_sql("SELECT qpos, kpos, 1.0 AS weight FROM scores", np.array([[2.0, 0.0, 1.0]]))
-    assert time.monotonic() - started < 0.5 + sql_softmax._START_SECONDS + 2
+    assert time.monotonic() - started < 0.5 + 3
 
 
 def test_the_learners_query_comes_back_from_its_process_exactly():

@@ -22,6 +22,7 @@ Examples
 ['input-layer', 'attention-head', 'sql-softmax']
 >>> report = check("input-layer", {})
 Checking exercise 1 (input-layer): the input layer (token ids -> vectors + positions)
+Sandbox: ...
 FAIL  one_hot: missing; define one_hot(token_ids, vocab_size)
         its 3 checks were not run
 FAIL  embed: missing; define embed(token_ids, E)
@@ -66,7 +67,7 @@ from types import ModuleType
 from typing import Any, TextIO
 
 from qkv.exercises import attention_head, input_layer, sql_softmax
-from qkv.exercises.core import Exercise, Report, TimeBudget
+from qkv.exercises.core import Exercise, Report, TimeBudget, encodable
 from qkv.exercises.portable import NotPortable, portable_source
 from qkv.exercises.sandbox import Limits, child_environment, hold_interrupts, require_posix, run_file
 from qkv.exercises.serve import describe_functions, serve
@@ -253,9 +254,11 @@ def run(name: str | int, source: Source, *, timeout: float = 10.0, memory_mb: in
         Where the learner's functions are: a namespace such as ``globals()``,
         a module, or the path of a ``.py`` file.
     timeout : float, default 10
-        Seconds the learner's code may run in this exercise, in total.
+        Seconds the learner's code may run in this exercise, in total
+        (above 0, at most 86400).
     memory_mb : int, default 1024
-        Memory limit of the process that runs it, in MiB (0: none).
+        Memory limit of the process that runs it, in MiB (0: none; else
+        128 to 1048576).
 
     Returns
     -------
@@ -265,11 +268,14 @@ def run(name: str | int, source: Source, *, timeout: float = 10.0, memory_mb: in
     Raises
     ------
     ValueError
-        For an unknown exercise, a notebook path or a bad limit.
+        For an unknown exercise, a notebook path, a path the system cannot
+        use as a file name, or a limit out of its range (the message names it).
     FileNotFoundError
         For a path that does not exist.
     RuntimeError
-        On a system that is not POSIX (the checker needs a child process it can kill).
+        On a system that is not POSIX (the checker needs a child process it
+        can kill), or when a standard module was imported from a file outside
+        the standard library and site-packages (the message names the file).
     """
     ex = get_exercise(name)
     limits = Limits(seconds=timeout, memory_mb=memory_mb)
@@ -299,9 +305,11 @@ def check(
     file : text stream, optional
         Where to print; standard output by default.
     timeout : float, default 10
-        Seconds the learner's code may run in this exercise, in total.
+        Seconds the learner's code may run in this exercise, in total
+        (above 0, at most 86400).
     memory_mb : int, default 1024
-        Memory limit of the process that runs it, in MiB (0: none).
+        Memory limit of the process that runs it, in MiB (0: none; else
+        128 to 1048576).
 
     Returns
     -------
@@ -336,20 +344,40 @@ def check(
       returns); ``os._exit``, a crash or memory exhaustion end the kernel;
     * anything the notebook did before ``check`` ran: an endless loop in a
       cell never reaches the check, and a cell that ended the kernel ended it;
-    * a learner's code that deliberately escapes: a process it starts in a
-      new session survives the kill, and code running as root can raise its
-      own memory limit.
+    * a learner's code that deliberately escapes, where the system offers
+      no confinement (below): a process it starts in a new session survives
+      the kill, and code running as root can raise its own memory limit.
+
+    Confinement (the report's ``Sandbox:`` line says which held): on Linux
+    with Landlock (5.13 and later) the learner's code can write files only
+    in a temporary folder of its own (``tempfile.gettempdir()``; a
+    ``PermissionError`` anywhere else), so it cannot plant a module or a
+    ``.pth`` file that fools this check or a later one; from Landlock ABI 6
+    on it cannot signal the checker either. With unprivileged user
+    namespaces it runs in a PID namespace of its own: every process it
+    starts ends with the check, even if the checker is killed with SIGKILL,
+    and the checker's ``/proc/<pid>/environ`` is out of its reach.
+    Everywhere, the checker refuses to run (``RuntimeError``, naming the
+    file) when a standard module was imported from outside the standard
+    library and site-packages: a ``secrets.py`` in the working directory,
+    say, left by code run without Landlock. Without them (``Sandbox: none
+    (same user)``: macOS, older Linux) the learner's code can write your
+    files, a ``.pth`` file in site-packages among them, which runs at every
+    later start of that Python and is not detected.
 
     What the checker is, and is not: it keeps an honest learner's code (a
-    loop, a crash, ``os._exit``, a huge array, a sleep, a forged reply)
-    from hanging the check, ending it or changing its verdict, and keeps
-    the checker's environment from the learner's code. It is not a security
-    boundary: that code runs as your user, so it can read and write your
-    files, and stop or kill the checker itself (``os.kill(os.getppid(),
-    signal.SIGSTOP)`` freezes it). Do not grade untrusted code on a shared
-    machine without another user account or a container (bubblewrap, for
-    example) around the check.
+    loop, a crash, ``os._exit``, a huge array, a sleep, a forged reply, a
+    pipe it stops reading) from hanging the check, ending it or changing its
+    verdict, and keeps the checker's environment from the learner's code.
+    It is not a security boundary against code that attacks a shared grader
+    machine: that code runs as your user, so it can read your files (and,
+    without Landlock, write them and stop or kill the checker, e.g.
+    ``os.kill(checker, signal.SIGSTOP)``), use the network, and use up the
+    machine's processes or disk (in its temporary folder). Do not grade
+    untrusted code on a shared machine without another user account or a
+    container (bubblewrap, for example) around the check.
     """
     report = run(name, source, timeout=timeout, memory_mb=memory_mb)
-    print(report.format(), file=file if file is not None else sys.stdout)
+    out = file if file is not None else sys.stdout
+    print(encodable(report.format(), out), file=out)
     return report

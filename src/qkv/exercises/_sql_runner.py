@@ -4,16 +4,23 @@ The checker must not run the learner's query itself: one SQLite function
 call (a ``LIKE`` on a megabyte-long string, say) can run for minutes without
 giving the progress handler a chance, and the checker would wait as long.
 This process can be killed at the time limit. It needs only the standard
-library and is started as a file with ``python -I`` (isolated: no working
-directory, no user site, no ``PYTHON*`` variables on its search path).
+library. The checker reads this file's text (and ``_confine.py``'s) when it
+starts, and gives it to ``python -I -S`` on standard input: no working
+directory, no user site, no ``PYTHON*`` variables, no ``.pth`` file of
+site-packages, and no file the learner's code changed since, takes part.
 
-Request on stdin, as JSON::
+Before it runs the query it confines itself (``_confine``): it dies with the
+checker (``PR_SET_PDEATHSIG``), gets ``cpu_seconds`` of CPU and
+``memory_bytes`` of address space, and, with Landlock, can write no file.
+
+Request on stdin (after the program's own line), as JSON::
 
     {"sql": str, "rows": [[qpos, kpos, score], ...], "max_rows": int,
-     "max_value_bytes": int, "memory_bytes": int}
+     "max_value_bytes": int, "memory_bytes": int, "cpu_seconds": int, "checker": pid}
 
-Answer on stdout, as JSON: ``{"columns": [...], "rows": [[...], ...]}`` or
-``{"error": "warning" | "denied" | "sqlite" | "no-result", "message": str}``.
+Answer on stdout: a line ``ready`` once the table is filled (the query's
+time starts there), then, as JSON, ``{"columns": [...], "rows": [[...], ...]}``
+or ``{"error": "warning" | "denied" | "sqlite" | "no-result", "message": str}``.
 Values that are not numbers, strings or NULL come back as their ``repr``.
 """
 
@@ -41,15 +48,20 @@ def _plain(value: object) -> object:
     return value if value is None or isinstance(value, (int, float, str)) else repr(value)
 
 
-def answer(request: dict) -> dict:
-    """Run the request's query on a fresh in-memory table ``scores``; never raises for SQL errors."""
+def answer(request: dict, ready=lambda: None) -> dict:
+    """Run the request's query on a fresh in-memory table ``scores``; never raises for SQL errors.
+
+    ``ready()`` is called once the table is filled, just before the query runs.
+    """
     con = sqlite3.connect(":memory:")
     try:
+        con.execute("PRAGMA temp_store = MEMORY")  # no temporary files: this process may write none
         con.execute("CREATE TABLE scores (qpos INTEGER, kpos INTEGER, score DOUBLE PRECISION)")
         con.executemany("INSERT INTO scores VALUES (?, ?, ?)", request["rows"])
         con.commit()
         con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, int(request["max_value_bytes"]))
         con.set_authorizer(_authorize)
+        ready()
         try:
             cursor = con.execute(request["sql"])
             rows = cursor.fetchmany(int(request["max_rows"]))
@@ -65,25 +77,19 @@ def answer(request: dict) -> dict:
         con.close()
 
 
-def _limit_memory(max_bytes: int) -> None:
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
-    except (ImportError, ValueError, OSError):  # not enforced on this system
-        pass
-
-
-def main() -> None:
+def main(confine) -> None:
+    """Read the request, confine this process with ``confine`` (the ``_confine`` module), answer."""
     request = json.loads(sys.stdin.read())
-    if int(request.get("memory_bytes", 0)) > 0:
-        _limit_memory(int(request["memory_bytes"]))
+    confine.die_with_parent(int(request["checker"]))
+    confine.limit(int(request.get("memory_bytes", 0)), int(request["cpu_seconds"]))
+    confine.restrict_writes([])
+
+    def ready() -> None:
+        sys.stdout.write("ready\n")
+        sys.stdout.flush()
+
     try:
-        result = answer(request)
+        result = answer(request, ready)
     except MemoryError:
         result = {"error": "sqlite", "message": "out of memory"}
     sys.stdout.write(json.dumps(result))
-
-
-if __name__ == "__main__":
-    main()

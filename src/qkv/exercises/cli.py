@@ -26,7 +26,8 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from qkv.exercises import EXERCISES, check, get_exercise, starter
-from qkv.exercises.core import Exercise
+from qkv.exercises.core import MAX_SECONDS, Exercise, check_seconds
+from qkv.exercises.sandbox import MEMORY_MB_RANGE, check_memory_mb
 
 __all__ = ["main"]
 
@@ -75,32 +76,37 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive_seconds,
         default=10.0,
         metavar="SECONDS",
-        help="time your code may run in this exercise, loading included (default: 10)",
+        help=f"time your code may run in this exercise, loading and SQL included (default: 10; at most {MAX_SECONDS:g})",
     )
     run.add_argument(
         "--memory-mb",
         type=_memory_mb,
         default=1024,
         metavar="MIB",
-        help="memory limit of the process running your code, RLIMIT_AS, Linux only (default: 1024; 0: none)",
+        help=(
+            "memory limit of the process running your code, RLIMIT_AS, Linux only "
+            f"(default: 1024; 0: none; else {MEMORY_MB_RANGE[0]} to {MEMORY_MB_RANGE[1]})"
+        ),
     )
     return parser
 
 
 def _positive_seconds(text: str) -> float:
     try:
-        seconds = float(text)
+        value: float | str = float(text)
     except ValueError:
-        seconds = float("nan")
-    if not (0 < seconds < float("inf")):
-        raise argparse.ArgumentTypeError(f"--timeout must be a positive number of seconds, got {text!r}")
-    return seconds
+        value = text
+    try:
+        return check_seconds(value, "--timeout")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _memory_mb(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"--memory-mb must be a whole number of MiB >= 0, got {text!r}")
-    return int(text)
+    try:
+        return check_memory_mb(int(text) if text.isdigit() else text, "--memory-mb")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class Terminated(SystemExit):

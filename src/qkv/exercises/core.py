@@ -17,7 +17,7 @@ FAIL  f(2) == 4
 from __future__ import annotations
 
 import contextlib
-import math
+import contextvars
 import re
 import signal
 import threading
@@ -39,6 +39,10 @@ __all__ = [
     "InProcessFunction",
     "NotCallable",
     "TimeBudget",
+    "MAX_SECONDS",
+    "check_seconds",
+    "current_budget",
+    "encodable",
     "OutOfTime",
     "time_limit",
     "call",
@@ -146,6 +150,30 @@ class LearnerAborted(Exception):
         self.fatal = fatal
 
 
+#: The longest time limit accepted, in seconds (a day): far beyond any check,
+#: and far below what the system's timers take (about 24.8 days).
+MAX_SECONDS = 86_400.0
+
+
+def check_seconds(value: Any, name: str = "timeout") -> float:
+    """``value`` as a time limit in seconds, or ``ValueError`` naming ``name`` and the accepted range.
+
+    Examples
+    --------
+    >>> check_seconds(2)
+    2.0
+    >>> check_seconds(1e9)
+    Traceback (most recent call last):
+    ...
+    ValueError: timeout must be a number of seconds above 0 and at most 86400 (a day), got 1000000000.0
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_SECONDS:
+        raise ValueError(
+            f"{name} must be a number of seconds above 0 and at most {MAX_SECONDS:g} (a day), got {value!r}"
+        )
+    return float(value)
+
+
 class TimeBudget:
     """Seconds the learner's code may run in one exercise, shared by every call.
 
@@ -159,9 +187,7 @@ class TimeBudget:
     """
 
     def __init__(self, seconds: float) -> None:
-        if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
-            raise ValueError(f"timeout must be a positive number of seconds, got {seconds!r}")
-        self.seconds = float(seconds)
+        self.seconds = check_seconds(seconds)
         self.spent = 0.0
 
     def spend(self, seconds: float) -> None:
@@ -172,9 +198,21 @@ class TimeBudget:
         """Seconds left (0 when used up)."""
         return max(0.0, self.seconds - self.spent)
 
-    def describe(self) -> str:
-        """What a timeout is called in the report."""
-        return f"still running after the {self.seconds:g} s time limit (an endless loop?)"
+    def describe(self, guess: str = "an endless loop?") -> str:
+        """What a timeout is called in the report, with a ``guess`` at its cause."""
+        return f"still running after the {self.seconds:g} s time limit ({guess})"
+
+
+_BUDGET: contextvars.ContextVar[TimeBudget | None] = contextvars.ContextVar("qkv_exercise_budget", default=None)
+
+
+def current_budget() -> TimeBudget | None:
+    """The time budget of the exercise :func:`run_exercise` is checking, if it was given one.
+
+    Checks that run learner code of their own (exercise 3 runs the learner's
+    SQL) charge its time here, so that ``--timeout`` covers it too.
+    """
+    return _BUDGET.get()
 
 
 class LearnerFunction:
@@ -401,17 +439,27 @@ class CheckResult:
     optional: bool = False
 
     def format(self) -> str:
-        """The result as text: one status line, then indented details."""
-        lines = [f"{self.status}  {self.title}"]
-        lines += [f"        {d}" for d in self.details]
-        lines += [f"        {describe(key)}" for key in self.mistakes]
-        return "\n".join(lines)
+        """The result as text: one status line, then indented details.
+
+        Only the status line starts at the left margin: every further line,
+        of a title or a detail with a newline in it (the learner's exception
+        message, say), is indented, so none can pass for a line of its own.
+
+        >>> print(CheckResult("f", "f(2) == 4", "FAIL", ("raised ValueError: no\\nPASS  f(3) == 9",)).format())
+        FAIL  f(2) == 4
+                raised ValueError: no
+                PASS  f(3) == 9
+        """
+        title, *more = f"{self.status}  {self.title}".split("\n")
+        details = [*more, *self.details, *(describe(key) for key in self.mistakes)]
+        return "\n".join([title] + [f"        {line}" for d in details for line in d.split("\n")])
 
 
 #: Characters that move the cursor, erase or reorder text on a terminal: C0
-#: and C1 controls (but newline and tab), DEL, and Unicode's bidirectional
-#: overrides. The learner's printed output and exception text may hold them.
-_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: and C1 controls (but newline and tab), DEL, Unicode's bidirectional
+#: overrides and its line and paragraph separators. The learner's printed
+#: output and exception text may hold them.
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def visible(text: str) -> str:
@@ -425,6 +473,23 @@ def visible(text: str) -> str:
     return _INVISIBLE.sub(lambda m: named.get(m[0], f"\\u{ord(m[0]):04x}"), text)
 
 
+def encodable(text: str, stream: Any) -> str:
+    """``text`` with what ``stream``'s encoding cannot write escaped (``\\xe9``), so that
+    printing it cannot fail half-way (a terminal set to ASCII, ``PYTHONIOENCODING=ascii``).
+
+    >>> import io
+    >>> encodable("r\u00e9sum\u00e9", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
+    'r\\\\xe9sum\\\\xe9'
+    """
+    encoding = getattr(stream, "encoding", None)
+    if not isinstance(encoding, str):
+        return text  # a StringIO, a notebook's output: any text goes
+    try:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except (LookupError, UnicodeError):
+        return text
+
+
 @dataclass(frozen=True)
 class Report:
     """All results of one run of one exercise.
@@ -432,7 +497,8 @@ class Report:
     ``passed`` is True only when every required check ran and passed (and
     no check failed: optional stretch checks count once the learner wrote
     the stretch function). ``output`` is what the learner's code printed;
-    ``notes`` are remarks that do not fail the run.
+    ``notes`` are remarks that do not fail the run; ``sandbox`` says what
+    confined the learner's code (``qkv.exercises.sandbox.describe_sandbox``).
     """
 
     exercise: Exercise
@@ -440,6 +506,7 @@ class Report:
     source: str = ""
     output: str = ""
     notes: tuple[str, ...] = ()
+    sandbox: str = ""
 
     @property
     def passed(self) -> bool:
@@ -477,6 +544,8 @@ class Report:
         lines = [f"Checking exercise {ex.number} ({ex.name}): {ex.title}"]
         if self.source:
             lines.append(f"File: {self.source}")
+        if self.sandbox:
+            lines.append(f"Sandbox: {self.sandbox}")
         required = [r for r in self.results if not r.optional]
         stretch = [r for r in self.results if r.optional]
         lines += [r.format() for r in required]
@@ -511,6 +580,7 @@ class Report:
             "source": self.source,
             "output": self.output,
             "notes": list(self.notes),
+            "sandbox": self.sandbox,
             "results": [
                 {
                     "function": r.function,
@@ -541,8 +611,10 @@ class Report:
 
         if not isinstance(data, dict) or data.get("exercise") not in exercises:
             raise ValueError("not a report of a known exercise")
-        if not (isinstance(data.get("source"), str) and isinstance(data.get("output"), str)):
-            raise ValueError("report fields source and output must be strings")
+        if not (isinstance(data.get("source"), str) and isinstance(data.get("output"), str)) or not isinstance(
+            data.get("sandbox", ""), str
+        ):
+            raise ValueError("report fields source, output and sandbox must be strings")
         results = []
         for item in data.get("results", None) or []:
             if not isinstance(item, dict) or item.get("status") not in ("PASS", "FAIL", "SKIP"):
@@ -565,6 +637,7 @@ class Report:
             data["source"],
             data["output"],
             strings(data.get("notes"), "notes"),
+            data.get("sandbox", ""),
         )
 
     def __repr__(self) -> str:
@@ -630,7 +703,9 @@ def _run_function(spec: FunctionSpec, fn: Any, checks: list[Check]) -> tuple[lis
     return results, None
 
 
-def run_exercise(exercise: Exercise, namespace: Mapping[str, Any], source: str = "") -> Report:
+def run_exercise(
+    exercise: Exercise, namespace: Mapping[str, Any], source: str = "", budget: TimeBudget | None = None
+) -> Report:
     """Run every check of ``exercise`` on the functions in ``namespace``.
 
     The expected answers and every comparison are computed here, with
@@ -646,6 +721,9 @@ def run_exercise(exercise: Exercise, namespace: Mapping[str, Any], source: str =
         :class:`LearnerFunction` objects that run them in another process.
     source : str, optional
         Shown in the report header (a file name).
+    budget : TimeBudget, optional
+        The exercise's time budget, for checks that run learner code of their
+        own (:func:`current_budget`).
 
     Returns
     -------
@@ -653,7 +731,9 @@ def run_exercise(exercise: Exercise, namespace: Mapping[str, Any], source: str =
     """
     results: list[CheckResult] = []
     stopped: LearnerAborted | None = None
-    with np.errstate(all="ignore"), warnings.catch_warnings():
+    token = _BUDGET.set(budget)
+    with contextlib.ExitStack() as cleanup, np.errstate(all="ignore"), warnings.catch_warnings():
+        cleanup.callback(_BUDGET.reset, token)
         warnings.simplefilter("ignore")
         for spec in exercise.functions:
             checks = exercise.checks_of(spec.name)

@@ -99,10 +99,24 @@ def check_path(path: str | os.PathLike[str]) -> Path:
     FileNotFoundError
         If there is no such file.
     ValueError
-        If ``path`` is a notebook (``.ipynb``): check from inside it instead.
+        If ``path`` is a notebook (``.ipynb``): check from inside it instead;
+        or if the system cannot use it as a file name (too long, say).
+
+    Examples
+    --------
+    >>> check_path("x" * 5000 + ".py")
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot use 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...' (5003 characters) as a file: File name too long
     """
-    path = Path(path).resolve()
-    if not path.is_file():
+    given = os.fspath(path)
+    try:
+        path = Path(given).resolve()
+        is_file = path.is_file()
+    except OSError as exc:  # ENAMETOOLONG, say: a usage error, not a crash
+        shown = repr(given) if len(given) <= 50 else f"{given[:44] + '...'!r} ({len(given)} characters)"
+        raise ValueError(f"cannot use {shown} as a file: {exc.strerror or exc}") from None
+    if not is_file:
         raise FileNotFoundError(f"no such file: {path}")
     if path.suffix == ".ipynb":
         raise ValueError(

@@ -10,14 +10,15 @@ in this process, out of reach of the learner's code: a file that replaces
 
 Limits (:class:`Limits`), per exercise:
 
-* wall clock: the learner's code (loading the file and every call) gets
-  ``seconds`` in total, 10 s by default (``qkv-exercise check --timeout``);
-  then the child's whole process group is killed;
+* wall clock: the learner's code (loading the file, every call, and in
+  exercise 3 the time its SQL runs) gets ``seconds`` in total, 10 s by
+  default (``qkv-exercise check --timeout``, at most a day); then the
+  child's whole process group is killed;
 * memory: the child limits its own address space with
   ``resource.setrlimit(RLIMIT_AS, ...)`` to ``memory_mb`` MiB, 1024 by
-  default (``--memory-mb``; 0 = no limit). An allocation beyond it raises
-  ``MemoryError`` in the learner's code. Linux enforces it (tested); other
-  systems may not;
+  default (``--memory-mb``; 0 = no limit, else 128 to 1048576). An
+  allocation beyond it raises ``MemoryError`` in the learner's code. Linux
+  enforces it (tested); other systems may not;
 * output: what the learner's code prints (stdout and stderr) is kept up to
   ``output_bytes`` (16 KiB) and shown in the report; the rest is dropped.
 
@@ -25,14 +26,44 @@ Whatever ends the child early (``sys.exit`` at top level, ``os._exit``, a
 signal, the time limit) is one FAIL line in the report, and a report
 counts as passed only when every required check ran and passed. Threads
 the learner's code leaves running cannot keep anything alive: the child
-ends with ``os._exit`` and its process group is killed.
+ends with ``os._exit`` and its process group is killed. A child that stops
+reading the checker's requests uses up the time limit, then is killed: the
+checker never blocks on writing to it.
 
-The sandbox needs POSIX (Linux, macOS): pipes passed to the child, a
-process group to kill. Elsewhere :func:`run_file` raises ``RuntimeError``.
+Confinement (``_child.py``, ``_confine.py``; the report's ``Sandbox:``
+line says which held, :func:`describe_sandbox`):
 
-Not covered: a learner's code that starts its own session (``os.setsid``
-in a forked process) escapes the kill; a process running as root can raise
-its own memory limit.
+* Linux with Landlock (5.13 and later): the learner's code, and whatever
+  it starts, can write files only in a temporary folder the checker makes
+  for it (its ``TMPDIR``, removed afterwards) and to ``/dev/null``; its
+  working directory stays the checker's (relative reads work, relative
+  writes are refused). It
+  cannot plant a module, a ``.pth`` file or a rewritten checker file for
+  this run or a later one. On Landlock ABI 6 and later it cannot signal
+  the checker (no ``SIGSTOP``), and it cannot read the checker's memory
+  (nor its ``/proc/<pid>/environ``, unless it runs as root);
+* Linux with unprivileged user namespaces: the learner's code runs in a
+  PID namespace of its own, so every process it starts (even in a session
+  of its own) is killed by the kernel when the check ends or the checker
+  dies, SIGKILL included; and the checker's ``/proc/<pid>/environ`` is
+  out of its reach, root or not;
+* everywhere: the checker refuses to run (``RuntimeError``) when a
+  standard module was imported from a folder other than the standard
+  library and site-packages (:func:`refuse_shadowed_standard_modules`),
+  which is where a file written by an earlier, unconfined run would be.
+
+Not covered: without Landlock, the learner's code can write your files,
+including a ``.pth`` file in site-packages that runs in every later Python
+start there (and so can fool later checks), or a file of the Python
+installation itself; it can stop or kill the checker (``os.kill(...,
+SIGSTOP)``) unless Landlock ABI 6 scopes signals or the PID namespace
+hides it; without a PID namespace, a process it starts in a new session
+(``os.setsid``) escapes the kill, and after a SIGKILL of the checker any
+process it started runs on. With Landlock, it can still read your files
+and use the network, and change files' permissions (``chmod``), which
+Landlock does not govern. Code running as root can raise its own memory
+limit. After a SIGKILL of the checker, its temporary folder is left in
+the system's temporary folder.
 
 Examples
 --------
@@ -56,9 +87,13 @@ import contextlib
 import math
 import os
 import selectors
+import shutil
 import signal
+import site
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -94,12 +129,48 @@ from qkv.exercises.wire import (
     encode_args,
     frame,
     safe_text,
-    write_message,
+    write_within,
 )
 
-__all__ = ["Limits", "child_environment", "require_posix", "run_file", "run_file_detailed", "run_served"]
+__all__ = [
+    "Limits",
+    "MEMORY_MB_RANGE",
+    "check_memory_mb",
+    "child_environment",
+    "describe_sandbox",
+    "refuse_shadowed_standard_modules",
+    "require_posix",
+    "run_file",
+    "run_file_detailed",
+    "run_served",
+]
 
 _GRACE_SECONDS = 2.0  # for the child to say goodbye, and for its pipes to close
+
+
+#: The memory limits accepted besides 0 (none), in MiB: below 128, Python
+#: with NumPy cannot load a learner's file; above 1 TiB the limit means nothing.
+MEMORY_MB_RANGE = (128, 1_048_576)
+
+
+def check_memory_mb(value: Any, name: str = "memory_mb") -> int:
+    """``value`` as a memory limit in MiB, or ``ValueError`` naming ``name`` and the accepted range.
+
+    Examples
+    --------
+    >>> check_memory_mb(0), check_memory_mb(512)
+    (0, 512)
+    >>> check_memory_mb(99999999999999999, "--memory-mb")
+    Traceback (most recent call last):
+    ...
+    ValueError: --memory-mb must be 0 (no limit) or a whole number of MiB from 128 to 1048576 (1 TiB), got 99999999999999999
+    """
+    low, high = MEMORY_MB_RANGE
+    if isinstance(value, bool) or not isinstance(value, int) or not (value == 0 or low <= value <= high):
+        raise ValueError(
+            f"{name} must be 0 (no limit) or a whole number of MiB from {low} to {high} (1 TiB), got {value!r}"
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -109,9 +180,11 @@ class Limits:
     Parameters
     ----------
     seconds : float, default 10
-        Wall-clock time for loading the file and every call, together.
+        Wall-clock time for loading the file and every call, together
+        (above 0, at most ``core.MAX_SECONDS``, a day).
     memory_mb : int, default 1024
-        Address-space limit of the child process in MiB (0: none).
+        Address-space limit of the child process in MiB: 0 (none), or
+        within ``MEMORY_MB_RANGE``.
     output_bytes : int, default 16384
         How much of the printed output is kept.
     """
@@ -122,8 +195,7 @@ class Limits:
 
     def __post_init__(self) -> None:
         TimeBudget(self.seconds)  # validates seconds
-        if not isinstance(self.memory_mb, int) or self.memory_mb < 0:
-            raise ValueError(f"memory_mb must be a whole number of MiB >= 0, got {self.memory_mb!r}")
+        check_memory_mb(self.memory_mb)
 
 
 #: The parts of the checker's environment a child may see: where programs
@@ -161,6 +233,56 @@ def search_path_without_writable_folders() -> Iterator[None]:
         sys.path[:] = before
 
 
+def _standard_folders() -> tuple[str, ...]:
+    """Where a standard module may be imported from: the standard library and site-packages."""
+    schemes = (sysconfig.get_paths(), sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix}))
+    folders = {paths[key] for paths in schemes for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    folders |= {
+        os.path.join(os.path.dirname(paths["stdlib"]), f"python{sys.version_info[0]}{sys.version_info[1]}.zip")
+        for paths in schemes
+    }
+    folders |= set(site.getsitepackages()) | {site.getusersitepackages()}
+    return tuple(os.path.join(os.path.realpath(folder), "") for folder in folders)
+
+
+def shadowed_standard_modules() -> list[str]:
+    """The modules this process imported under a standard module's name from elsewhere.
+
+    Elsewhere is any folder but the standard library and site-packages:
+    the working directory, the running script's folder (a venv's ``bin``),
+    a ``PYTHONPATH`` entry. A ``secrets.py`` left there runs before the
+    checker's own code does (``numpy.random`` imports ``secrets``).
+
+    Returns
+    -------
+    list of str
+        ``"secrets (/home/me/secrets.py)"`` for each, sorted; ``[]`` when none.
+    """
+    roots = _standard_folders()
+    found = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if name.partition(".")[0] in sys.stdlib_module_names and isinstance(file, str):
+            real = os.path.realpath(file)
+            if not real.startswith(roots):
+                found.append(f"{name} ({real})")
+    return sorted(found)
+
+
+def refuse_shadowed_standard_modules() -> None:
+    """Raise ``RuntimeError`` naming the file, when a standard module was imported from elsewhere
+    (:func:`shadowed_standard_modules`): the verdict of this process could not be trusted."""
+    found = shadowed_standard_modules()
+    if found:
+        raise RuntimeError(
+            "the checker will not run: this Python imported a standard module from a file outside the "
+            f"standard library and site-packages: {', '.join(found)}. Code in such a file runs inside the "
+            "checker and could change any verdict (an exercise file checked without Landlock may have "
+            "written it): delete or rename that file (and its __pycache__), or run the check from "
+            "another folder"
+        )
+
+
 _POSIX = os.name == "posix"
 
 
@@ -171,6 +293,32 @@ def require_posix() -> None:
             "the exercise checker needs a POSIX system (Linux, macOS; on Windows use WSL): "
             "it runs your code in a child process that it can limit and kill"
         )
+
+
+def describe_sandbox(landlock: int, pid_namespace: bool) -> str:
+    """What confined the learner's code, as the report's ``Sandbox:`` line says it.
+
+    Parameters
+    ----------
+    landlock : int
+        The Landlock ABI the child enforced (0: none).
+    pid_namespace : bool
+        Whether it ran in a PID namespace of its own.
+
+    Examples
+    --------
+    >>> describe_sandbox(7, True)
+    'Landlock ABI 7 (writes only in a temporary folder; no signals to the checker), PID namespace'
+    >>> describe_sandbox(0, False)
+    'none (same user)'
+    """
+    if landlock >= 6:
+        text = f"Landlock ABI {landlock} (writes only in a temporary folder; no signals to the checker)"
+    elif landlock:
+        text = f"Landlock ABI {landlock} (writes only in a temporary folder)"
+    else:
+        text = "none (same user)"
+    return f"{text}, PID namespace" if pid_namespace else text
 
 
 @contextlib.contextmanager
@@ -199,6 +347,10 @@ def hold_interrupts() -> Iterator[None]:
             signal.raise_signal(signal.SIGINT)
 
 
+#: Added to a PermissionError of the learner's code where Landlock holds.
+_WRITE_HINT = "your code may write files only in the checker's temporary folder (tempfile.gettempdir())"
+
+
 class _LoadFailed(Exception):
     """The learner's file raised (or called sys.exit) at top level."""
 
@@ -218,13 +370,18 @@ class _Child:
         self.output = bytearray()
         self.dropped = 0
         self.threads = 0
+        # The one folder the learner's code may write in, where Landlock holds (_child.py).
+        self.folder = tempfile.mkdtemp(prefix="qkv-exercise-")
         request_read, self._request_write = os.pipe()
         self._reply_read, reply_write = os.pipe()
+        os.set_blocking(self._request_write, False)  # a child that stops reading cannot block the checker
         env = child_environment()
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(var, "1")  # one thread: less memory reserved, nothing left running
         env["PYTHONUNBUFFERED"] = "1"  # print() reaches the checker even before os._exit
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # nothing to write next to the learner's modules
         env["QKV_CHECKER_PID"] = str(os.getpid())  # the child dies with this process (_child.py)
+        env["TMPDIR"] = env["TEMP"] = env["TMP"] = self.folder  # where tempfile writes
         command = [
             sys.executable,
             "-m",
@@ -233,6 +390,7 @@ class _Child:
             str(reply_write),
             str(limits.memory_mb * 1024 * 1024),
             str(math.ceil(limits.seconds) + 10),  # CPU seconds: a backstop, the wall clock rules
+            self.folder,
             str(path),
             *names,
         ]
@@ -246,6 +404,9 @@ class _Child:
                 start_new_session=True,  # its own process group: one kill ends everything it started
                 env=env,
             )
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
         finally:
             os.close(request_read)
             os.close(reply_write)
@@ -326,11 +487,11 @@ class _Child:
         self._closed = True
         if self.process.poll() is None and not self._busy:
             try:
-                os.write(self._request_write, frame({"exit": True}))
-                for message in self._wait(_GRACE_SECONDS, timed=False):
-                    if message.get("event") == "bye" and type(message.get("threads")) is int:
-                        self.threads = message["threads"]
-                    break
+                if write_within(self._request_write, frame({"exit": True}), _GRACE_SECONDS) is not None:
+                    for message in self._wait(_GRACE_SECONDS, timed=False):
+                        if message.get("event") == "bye" and type(message.get("threads")) is int:
+                            self.threads = message["threads"]
+                        break
             except (OSError, LearnerAborted, WireError):
                 pass
         self.kill()
@@ -344,6 +505,7 @@ class _Child:
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     # -- talking --------------------------------------------------------------
 
@@ -383,18 +545,24 @@ class _Child:
         if not messages:
             self.kill()
             raise LearnerAborted(self.budget.describe(), fatal=True)
-        self._busy = False  # the child answers one request at a time
+        if messages[0].get("event") != "sandbox":  # that one comes before the file loads
+            self._busy = False  # the child answers one request at a time
         return messages[0]
 
     def send(self, message: dict[str, Any]) -> None:
+        """Send ``message``, waiting at most the time left: a child that stops reading
+        its requests (its pipe shrunk to one page, replies written ahead) uses up
+        the time budget, then is killed (a fatal :class:`LearnerAborted`)."""
         self._busy = "call" in message
         try:
-            data = frame(message)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._request_write, view) :]
+            took = write_within(self._request_write, frame(message), self.budget.remaining())
         except OSError:
             raise LearnerAborted(self._how_it_ended(), fatal=False) from None
+        if took is None:
+            self.budget.spend(self.budget.remaining())
+            self.kill()
+            raise LearnerAborted(f"{self.budget.describe()}: it stopped reading the checker's requests", fatal=True)
+        self.budget.spend(took)
 
 
 class _Link:
@@ -414,9 +582,12 @@ class _Link:
 
     def send(self, message: dict[str, Any]) -> None:
         try:
-            write_message(self.request_fd, message)
+            took = write_within(self.request_fd, frame(message), self.budget.remaining() + _GRACE_SECONDS)
         except OSError:
-            raise LearnerAborted("the notebook's kernel stopped answering", fatal=True) from None
+            took = None
+        if took is None:
+            raise LearnerAborted("the notebook's kernel stopped answering", fatal=True)
+        self.budget.spend(took)
 
     def receive(self) -> dict[str, Any]:
         end = time.monotonic() + self.budget.remaining() + _GRACE_SECONDS
@@ -456,6 +627,8 @@ class _Session:
         self.names = [f.name for f in exercise.functions]
         self.child: _Child | _Link | None = link
         self.link = link
+        self.landlock = 0
+        self.sandbox = ""  # describe_sandbox(), once a child said what confines it
         self.output = bytearray()
         self.dropped = 0
         self.threads = 0
@@ -474,6 +647,7 @@ class _Session:
         with hold_interrupts():  # a stop from here on finds the child in self.child, and kills it
             self.child = _Child(self.path, self.names, self.limits, self.budget)
         try:
+            self._confined(self.child.receive())  # sent before the learner's code runs
             message = self.child.receive()
         except WireError as exc:
             self.stop()
@@ -487,12 +661,30 @@ class _Session:
         event = message.get("event")
         if event == "load-error" and isinstance(message.get("message"), str):
             self.stop()
-            raise _LoadFailed(safe_text(message["message"]))
+            text = safe_text(message["message"])
+            raise _LoadFailed(f"{text}; {_WRITE_HINT}" if self._write_denied(text.split(":")[0]) else text)
         functions = message.get("functions")
         if event != "loaded" or not isinstance(functions, dict) or set(functions) != set(self.names):
             self.stop()
             raise LearnerAborted("the process sent the checker something it cannot read", fatal=True)
         return functions
+
+    def _confined(self, message: dict[str, Any]) -> None:
+        """Take the child's first message: what confines it (``_child.py``)."""
+        landlock, namespace = message.get("landlock"), message.get("pid_namespace")
+        if (
+            message.get("event") != "sandbox"
+            or type(landlock) is not int
+            or landlock < 0
+            or type(namespace) is not bool
+        ):
+            raise WireError(f"expected what confines the process, got {safe_text(message, 80)}")
+        self.landlock = landlock
+        self.sandbox = describe_sandbox(landlock, namespace)
+
+    def _write_denied(self, type_name: str) -> bool:
+        """Whether an exception of ``type_name`` may be Landlock refusing a write."""
+        return bool(self.landlock) and type_name in ("PermissionError", "OSError")
 
     def stop(self) -> None:
         """End the child (if any), keeping its output."""
@@ -543,6 +735,8 @@ class _Session:
                 hint = ""
                 if "MemoryError" in types and self.limits.memory_mb:
                     hint = f"the checker gives your code at most {self.limits.memory_mb} MiB of memory"
+                elif self._write_denied(types[0] if types else ""):
+                    hint = _WRITE_HINT
                 where_text = safe_text(where, 200) if where is not None else None
                 raise LearnerRaised(types[:20], safe_text(message), where_text, hint)
         elif event == "returned" and isinstance(reply.get("args_after"), list):
@@ -611,9 +805,10 @@ def run_served(
     limits : Limits, optional
         Only ``seconds`` applies: the serving process enforces it where it can.
     """
+    refuse_shadowed_standard_modules()
     budget = TimeBudget(limits.seconds)
     session = _Session(None, exercise, limits, budget, link=_Link(request_fd, reply_fd, budget))
-    return run_exercise(exercise, _remote_namespace(session, functions))
+    return run_exercise(exercise, _remote_namespace(session, functions), budget=budget)
 
 
 def run_file_detailed(
@@ -622,6 +817,7 @@ def run_file_detailed(
     """Like :func:`run_file`; also say whether the file raised at top level."""
     resolved = check_path(path)
     require_posix()
+    refuse_shadowed_standard_modules()
     name = label or resolved.name
     source = "" if label is not None else os.fspath(path)
     budget = TimeBudget(limits.seconds)
@@ -644,11 +840,12 @@ def _run_file_session(
             result = CheckResult("", f"could not run {name}: {what}", "FAIL", (f"none of the {n_checks} checks ran",))
             report = Report(exercise, (result,), source)
         else:
-            report = run_exercise(exercise, _remote_namespace(session, functions), source)
+            report = run_exercise(exercise, _remote_namespace(session, functions), source, budget)
     finally:
         session.stop()
     output = bytes(session.output).decode("utf-8", errors="replace")
-    return Report(exercise, report.results, source, output, _notes(session, limits)), load_raised
+    report = Report(exercise, report.results, source, output, _notes(session, limits), session.sandbox)
+    return report, load_raised
 
 
 def run_file(
@@ -676,6 +873,10 @@ def run_file(
     FileNotFoundError
         If there is no such file.
     ValueError
-        If ``path`` is a notebook.
+        If ``path`` is a notebook, or not usable as a file name.
+    RuntimeError
+        On a system that is not POSIX, or when a standard module was imported
+        from a file outside the standard library and site-packages
+        (:func:`refuse_shadowed_standard_modules`).
     """
     return run_file_detailed(exercise, path, limits, label=label)[0]

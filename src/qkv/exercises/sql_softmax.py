@@ -7,8 +7,9 @@ as ``weights.sql`` of ``qkv.sql`` does. The function runs in the child
 process like any learner function; the SQL text it returns is plain data,
 and the checks run it in a fresh in-memory SQLite, in a process of its
 own, with guards (see :func:`run_learner_sql`): it may only read, its
-process is killed after ``SQL_SECONDS``, and its strings, rows and memory
-are capped. Expected weights come
+process is killed after ``SQL_SECONDS`` of query time (or when the
+exercise's time limit runs out, which the query's time counts against),
+and its strings, rows and memory are capped. Expected weights come
 from ``qkv.softmax``.
 
 Examples
@@ -26,7 +27,10 @@ Examples
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
+import selectors
 import subprocess
 import sys
 import time
@@ -39,12 +43,24 @@ import numpy as np
 from qkv import toy
 from qkv.attention import softmax
 from qkv.exercises.compare import Variant, expect_close
-from qkv.exercises.core import CheckFailed, CheckList, Exercise, FunctionSpec, LearnerAborted, call
+from qkv.exercises.core import (
+    CheckFailed,
+    CheckList,
+    Exercise,
+    FunctionSpec,
+    LearnerAborted,
+    TimeBudget,
+    call,
+    current_budget,
+)
 from qkv.exercises.sandbox import hold_interrupts
+from qkv.exercises.wire import safe_text, write_within
 
 __all__ = ["EXERCISE", "run_learner_sql", "weights_from_rows", "weight_variants_sql"]
 
-#: Wall-clock seconds one run of the learner's SQL may take.
+#: Wall-clock seconds one run of the learner's SQL may take, from the moment
+#: the query starts (the process's own start is not counted). The time also
+#: counts against the exercise's time limit (``--timeout``).
 SQL_SECONDS = 2.0
 #: Longest SQL text accepted, and longest string or blob a query may build.
 MAX_SQL_CHARS = 20_000
@@ -56,9 +72,28 @@ WIDE_SPREAD = np.array([[-1e5, -1e5, 0.0], [0.0, -1e5, -1e5]])
 _COMMENTS_AND_STRINGS = re.compile(r"--[^\n]*|/\*.*?\*/|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", re.DOTALL)
 #: Address space of the process that runs the learner's query.
 SQL_MEMORY_BYTES = 512 * 1024 * 1024
-#: Seconds allowed for that process to start (Python and sqlite3), beyond SQL_SECONDS.
-_START_SECONDS = 3.0
-_RUNNER = Path(__file__).with_name("_sql_runner.py")
+#: Seconds allowed for that process to start (Python and sqlite3) and fill its
+#: table, before the query runs: the checker's own work, not charged to the learner.
+_START_SECONDS = 10.0
+#: What ``python -I -S -c`` runs: the first line of its standard input, the program.
+_BOOTSTRAP = "import json, sys; exec(json.loads(sys.stdin.readline()))"
+
+
+def _runner_program() -> str:
+    """The SQL runner's program: ``_confine.py`` and ``_sql_runner.py`` as they were
+    when this module was imported, before any learner code ran (a file the
+    learner's code rewrote later is not what runs)."""
+    here = Path(__file__).parent
+    lines = ["import types"]
+    for name, module in (("_confine.py", "confine"), ("_sql_runner.py", "runner")):
+        text = (here / name).read_text(encoding="utf-8")
+        lines.append(f"{module} = types.ModuleType({'qkv_' + module!r})")
+        lines.append(f"exec(compile({text!r}, {str(here / name)!r}, 'exec'), {module}.__dict__)")
+    lines.append("runner.main(confine)")
+    return "\n".join(lines) + "\n"
+
+
+_RUNNER_PROGRAM = _runner_program()
 
 
 def run_learner_sql(sql: Any, scores: np.ndarray, visible: np.ndarray | None = None) -> tuple[list[str], list[tuple]]:
@@ -125,13 +160,16 @@ def run_learner_sql(sql: Any, scores: np.ndarray, visible: np.ndarray | None = N
 
 
 def _run_in_its_own_process(request: dict[str, Any]) -> dict[str, Any]:
-    """Run the query in a fresh ``python -I`` process (``_sql_runner.py``),
-    killed after SQL_SECONDS: a single SQLite function call (a LIKE on a
-    megabyte string) gives no progress handler a chance to stop it."""
-    started = time.monotonic()
+    """Run the query in a fresh ``python -I -S`` process (``_sql_runner.py``), killed after
+    SQL_SECONDS of query time, or sooner when the exercise's time budget
+    (:func:`~qkv.exercises.core.current_budget`) runs out first: a single SQLite
+    function call (a LIKE on a megabyte string) gives no progress handler a chance."""
+    budget = current_budget()
+    request = {**request, "checker": os.getpid(), "cpu_seconds": math.ceil(SQL_SECONDS) + 1}
+    data = f"{json.dumps(_RUNNER_PROGRAM)}\n{json.dumps(request)}".encode()
     with hold_interrupts():
         runner = subprocess.Popen(
-            [sys.executable, "-I", str(_RUNNER)],
+            [sys.executable, "-I", "-S", "-c", _BOOTSTRAP],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -139,34 +177,88 @@ def _run_in_its_own_process(request: dict[str, Any]) -> dict[str, Any]:
             start_new_session=True,
         )
     try:
-        out, _ = runner.communicate(json.dumps(request).encode("utf-8"), timeout=SQL_SECONDS + _START_SECONDS)
-    except subprocess.TimeoutExpired:
-        # Each later check would wait as long again for the same query.
-        raise LearnerAborted(
-            f"the query was still running after {SQL_SECONDS:g} s (an endless recursive CTE, or a slow "
-            "function on a long string?)",
-            fatal=False,
-        ) from None
+        out = _talk_to_runner(runner, data, budget)
     finally:
         if runner.poll() is None:
             runner.kill()
         runner.wait()
+        for stream in (runner.stdin, runner.stdout):
+            assert stream is not None
+            stream.close()
     if runner.returncode != 0 or not out:
         raise CheckFailed(f"SQLite could not run the query (its process ended with status {runner.returncode})")
     try:
-        answer = json.loads(out.decode("utf-8"))
+        return json.loads(out.decode("utf-8"))
     except ValueError:
         raise CheckFailed("SQLite's answer to the query could not be read") from None
-    if time.monotonic() - started > SQL_SECONDS + _START_SECONDS:
-        raise LearnerAborted(f"the query was still running after {SQL_SECONDS:g} s", fatal=False)
-    return answer
+
+
+def _read_until(fd: int, out: bytearray, seconds: float, *, line: bool) -> bool:
+    """Read from ``fd`` into ``out`` until a newline (``line``) or the end; False if ``seconds`` ran out."""
+    end = time.monotonic() + seconds
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while not (line and b"\n" in out):
+            left = end - time.monotonic()
+            if left <= 0 or not selector.select(timeout=left):
+                return False
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return True
+            out += chunk
+    return True
+
+
+def _talk_to_runner(runner: subprocess.Popen[bytes], data: bytes, budget: TimeBudget | None) -> bytes:
+    """Send the program and request; return the answer. The query's time (from the runner's
+    ``ready`` line to its answer) is charged to ``budget``."""
+    assert runner.stdin is not None and runner.stdout is not None
+    started = time.monotonic()
+    try:
+        sent = write_within(runner.stdin.fileno(), data, _START_SECONDS)
+    except OSError:  # it ended before reading it all
+        sent = 0.0
+    runner.stdin.close()
+    out = bytearray()
+    fd = runner.stdout.fileno()
+    left = _START_SECONDS - (time.monotonic() - started)
+    if sent is None or not _read_until(fd, out, left, line=True):
+        raise CheckFailed(f"SQLite's process did not start within {_START_SECONDS:g} s (a busy machine?)")
+    head, _, rest = bytes(out).partition(b"\n")
+    if head != b"ready":
+        return bytes(out)  # it ended before the query ran: an empty answer, or an error
+    limit = SQL_SECONDS if budget is None else min(SQL_SECONDS, budget.remaining())
+    query_started = time.monotonic()
+    out = bytearray(rest)
+    finished = _read_until(fd, out, limit, line=False)
+    if budget is not None:
+        budget.spend(time.monotonic() - query_started)
+    if finished:
+        return bytes(out)
+    runner.kill()  # each later check would wait as long again for the same query
+    if limit < SQL_SECONDS:
+        assert budget is not None
+        raise LearnerAborted(budget.describe("in the query: an endless recursive CTE?"), fatal=True)
+    raise LearnerAborted(
+        f"the query was still running after {SQL_SECONDS:g} s (an endless recursive CTE, or a slow "
+        "function on a long string?)",
+        fatal=False,
+    )
 
 
 def weights_from_rows(columns: list[str], rows: list[tuple], visible: np.ndarray) -> np.ndarray:
     """The result as a (L_q, L_k) array (NULL -> nan; 0 where not visible).
 
-    Raises CheckFailed if the columns are not ``qpos, kpos, weight`` or the
-    rows are not exactly one per visible pair.
+    Raises CheckFailed if the columns are not ``qpos, kpos, weight``, the
+    rows are not exactly one per visible pair, or a weight is not a number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> weights_from_rows(["qpos", "kpos", "weight"], [(0, 0, "n/a")], np.ones((1, 1), dtype=bool))
+    Traceback (most recent call last):
+    ...
+    qkv.exercises.core.CheckFailed: the row (0, 0, 'n/a') has a weight that is not a number
     """
     if columns != COLUMNS:
         raise CheckFailed(
@@ -185,6 +277,11 @@ def weights_from_rows(columns: list[str], rows: list[tuple], visible: np.ndarray
         if seen[qpos, kpos]:
             raise CheckFailed(f"the pair (qpos, kpos) = ({qpos}, {kpos}) comes back twice; return one row per score")
         seen[qpos, kpos] = True
+        if weight is not None and (isinstance(weight, bool) or not isinstance(weight, (int, float))):
+            raise CheckFailed(
+                f"the row ({qpos}, {kpos}, {safe_text(repr(weight), 60)}) has a weight that is not a number",
+                "the weight must be a number (REAL): no text, no blob",
+            )
         out[qpos, kpos] = np.nan if weight is None else float(weight)
     missing = np.argwhere(visible & ~seen)
     if len(missing):

@@ -30,7 +30,9 @@ import binascii
 import json
 import math
 import os
+import selectors
 import struct
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +52,7 @@ __all__ = [
     "frame",
     "FrameReader",
     "write_message",
+    "write_within",
     "read_message",
     "safe_text",
 ]
@@ -362,6 +365,51 @@ def write_message(fd: int, message: dict[str, Any]) -> None:
     view = memoryview(frame(message))
     while view:
         view = view[os.write(fd, view) :]
+
+
+def write_within(fd: int, data: bytes, seconds: float) -> float | None:
+    """Write all of ``data`` to the pipe ``fd`` within ``seconds``, never blocking for longer.
+
+    ``fd`` is made non-blocking. A reader that stops reading (a learner's
+    process can shrink its pipe to one page and stop) makes this wait, not
+    hang: the caller decides what the lost time means.
+
+    Returns
+    -------
+    float or None
+        The seconds the writing took; None when ``seconds`` ran out first
+        (part of ``data`` may have been written).
+
+    Raises
+    ------
+    OSError
+        ``BrokenPipeError`` when the reader is gone.
+
+    Examples
+    --------
+    >>> import os
+    >>> read, write = os.pipe()
+    >>> write_within(write, b"x" * 10, 1.0) is not None
+    True
+    >>> write_within(write, b"x" * 10_000_000, 0.1) is None   # nobody reads: no room for it
+    True
+    >>> os.close(read); os.close(write)
+    """
+    started = time.monotonic()
+    os.set_blocking(fd, False)
+    view = memoryview(data)
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_WRITE)
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+                continue
+            except BlockingIOError:
+                pass
+            left = started + seconds - time.monotonic()
+            if left <= 0 or not selector.select(timeout=left):
+                return None
+    return time.monotonic() - started
 
 
 def read_message(fd: int) -> dict[str, Any] | None:
