@@ -1,6 +1,6 @@
-"""The home page's parts: the two diagrams of the whole picture, and the
-figures the roadmap states (reading times, the library's size), computed
-when the site is built."""
+"""The home page's parts: the two diagrams of the whole picture, bank's walk through
+one head, and the figures the roadmap states (reading times, the library's
+size), computed when the site is built."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import math
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+import numpy as np
+
+import qkv
 from parts import figure, value
 from story import boxes
 
@@ -213,11 +216,6 @@ def library_core_lines() -> str:
     return _hundreds(sum(_code_lines(p) for p in LIBRARY.rglob("*.py") if "exercises" not in p.parts))
 
 
-@value("library_all_lines")
-def library_all_lines() -> str:
-    return _hundreds(sum(_code_lines(p) for p in LIBRARY.rglob("*.py")))
-
-
 def _minutes(chapter: str) -> str:
     """Minutes to read a chapter's main line (Deeper boxes skipped)."""
     text = (DOCS / "chapters" / f"{chapter}.md").read_text(encoding="utf-8")
@@ -227,7 +225,7 @@ def _minutes(chapter: str) -> str:
     return str(math.ceil(words / WORDS_PER_MINUTE))
 
 
-for _chapter in (
+CHAPTERS = (
     "embeddings",
     "order",
     "sinusoidal",
@@ -239,5 +237,48 @@ for _chapter in (
     "attention-sql",
     "scale",
     "model-size",
-):
+)
+#: The roadmap's short path, and the time it promises.
+ONE_HOUR_PATH, ONE_HOUR = ("embeddings", "order", "attention"), 60
+
+for _chapter in CHAPTERS:
     value("minutes_" + _chapter.replace("-", "_"))(lambda chapter=_chapter: _minutes(chapter))
+
+
+@value("home_minutes_total")
+def home_minutes_total() -> str:
+    return str(sum(int(_minutes(chapter)) for chapter in CHAPTERS))
+
+
+@value("home_minutes_one_hour")
+def home_minutes_one_hour() -> str:
+    """The one-hour path's minutes; the build fails if it outgrows its name."""
+    minutes = sum(int(_minutes(chapter)) for chapter in ONE_HOUR_PATH)
+    if minutes > ONE_HOUR:
+        raise ValueError(
+            f"docs/index.md: the one-hour path ({', '.join(ONE_HOUR_PATH)}) now takes {minutes} minutes: "
+            "pick shorter chapters or reword the roadmap"
+        )
+    return str(minutes)
+
+
+def _bank_row() -> tuple[list[float], list[float]]:
+    """Bank's scaled scores and weights in "money bank grows", with chapter 5's matrices."""
+    x = qkv.toy.bank_sentence(["money", "bank", "grows"])
+    q, k = x @ qkv.toy.W_QUERY, x @ qkv.toy.W_KEY
+    scores = (q @ k.T / np.sqrt(k.shape[1]))[1]
+    return scores.tolist(), qkv.softmax(scores).tolist()
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+@value("home_bank_scores")
+def home_bank_scores() -> str:
+    return _listed([f"{s:g}" for s in _bank_row()[0]])
+
+
+@value("home_bank_weights")
+def home_bank_weights() -> str:
+    return _listed([f"{w:.4f}" for w in _bank_row()[1]])
