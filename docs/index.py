@@ -1,6 +1,6 @@
-"""The home page's parts: the two diagrams of the whole picture, and the
-figures the roadmap states (reading times, the library's size), computed
-when the site is built."""
+"""The home page's parts: the two diagrams of the whole picture, bank's walk through
+one head, and the figures the roadmap states (reading times, the library's
+size), computed when the site is built."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import math
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+import numpy as np
+
+import qkv
 from parts import figure, value
 from story import boxes
 
@@ -23,6 +26,8 @@ WIDTH = 360
 
 # Colours that read on the white ground every figure gets (qkv.css).
 INK, LINE, STREAM = "#1a1a1a", "#3949ab", "#c62828"
+#: The database analogy's colour, and the word that starts each analogy.
+DB, SQL = "#00695c", "SQL: "
 FILLS = {"input": "#e8eaf6", "attention": "#fff3e0", "ffn": "#e8f5e9", "out": "#f3e5f5"}
 
 
@@ -32,13 +37,17 @@ class Svg:
     def __init__(self, height: int, title: str) -> None:
         self.height, self.title, self.items = height, title, []
 
-    def box(self, x, y, w, h, lines: list[str], fill: str, *, bold: bool = False) -> None:
+    def box(self, x, y, w, h, lines: list[str], fill: str, *, bold: bool = False, bottom: str | None = None) -> None:
+        """A box of centred lines; ``bottom``, a last line in the database colour."""
         self.items.append(
             f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" fill="{fill}" stroke="{LINE}" stroke-width="1.5"/>'
         )
-        top = y + h / 2 - (len(lines) - 1) * (FONT + 3) / 2
+        count = len(lines) + (bottom is not None)
+        top = y + h / 2 - (count - 1) * (FONT + 3) / 2
         for n, line in enumerate(lines):
             self.text(x + w / 2, top + n * (FONT + 3), line, bold=bold and n == 0)
+        if bottom is not None:
+            self.text(x + w / 2, top + len(lines) * (FONT + 3), bottom, colour=DB)
 
     def text(self, x, y, words: str, *, bold: bool = False, anchor: str = "middle", colour: str = INK) -> None:
         weight = ' font-weight="bold"' if bold else ""
@@ -76,64 +85,70 @@ class Svg:
 @figure(
     "transformer-block",
     alt=(
-        "Diagram of the input layer and one Transformer block, top to bottom: text becomes token ids, "
-        "each id reads its embedding row and gets its position vector added (chapters 1 to 4); the rows "
-        "form the residual stream, a red line running down the block; multi-head self-attention "
-        "(chapters 5 to 10) reads the stream and adds its output back, then a feed-forward network does the "
-        "same for each token alone; after the decoder's last block, the output layer scores every "
-        "vocabulary entry."
+        "Diagram of the paper's decoder, top to bottom: text becomes token ids; each id reads its embedding "
+        "row (a keyed lookup, chapter 1) and gets its position vector added (an order column, chapters 2 to 4); "
+        "the sum enters the residual stream, a red line running down the left of one block, repeated 6 times "
+        "in the paper; masked multi-head self-attention (a join, scored and averaged, chapters 5 to 10), "
+        "cross-attention over the encoder's output (chapter 7) and a feed-forward network each read the "
+        "stream and add their output back, then each row is normalised; after the last block the stream "
+        "leaves the red line and is multiplied by the transposed embedding matrix, giving a score for every "
+        "vocabulary entry and so the next token."
     ),
     caption=(
-        "Where each chapter sits in one Transformer block (an encoder block; the decoder adds a third "
-        "sublayer, cross-attention, chapter 7, and only the decoder's output is scored). Each sublayer adds "
-        "to the residual stream; the paper normalises after each addition."
+        "The paper's decoder. Its encoder is the same stack without the mask and without cross-attention; "
+        "its output is what cross-attention reads. GPT-style models keep only this stack, without "
+        "cross-attention. Teal: the database analogy."
     ),
     width=WIDTH,
 )
 def transformer_block() -> str:
-    s = Svg(640, "Where embeddings, positions and attention sit in one Transformer block")
-    s.box(20, 10, 320, 36, ['text: "money bank grows"'], "#ffffff")
-    s.arrow(180, 46, 180, 70)
-    s.box(20, 72, 320, 44, ["tokenizer → token ids", "one id per token"], FILLS["input"])
-    s.arrow(180, 116, 180, 140)
-    s.box(20, 142, 150, 58, ["embedding rows", "E[ids]  (ch. 1)"], FILLS["input"])
-    s.box(190, 142, 150, 58, ["+ positions", "(ch. 2, 3, 4)"], FILLS["input"])
-    s.text(180, 171, "+", bold=True)
-    s.arrow(180, 200, 180, 226)
-    # The block: the residual stream runs down its left side.
+    sublayers = [  # lines, analogy, fill, height
+        (
+            ["multi-head self-attention", "(ch. 5 to 10)", "masked: no later token (ch. 6)"],
+            SQL + "join, score, AVG (ch. 9)",
+            "attention",
+            90,
+        ),
+        (["cross-attention (ch. 7)", "reads the encoder's output"], None, "attention", 56),
+        (["feed-forward network", "each token's row alone"], None, "ffn", 56),
+    ]
+    block_top, first = 172, 222
+    block_end = first + sum(height + 44 for *_, height in sublayers) - 6
+    out = block_end + 34  # the output layer's box
+    s = Svg(out + 64, "Where embeddings, positions and attention sit in the paper's decoder")
+    s.box(20, 10, 320, 44, ['text: "money bank grows"', "tokenizer → one id per token"], "#ffffff")
+    s.arrow(95, 54, 95, 78)
+    s.arrow(265, 54, 265, 78)
+    s.box(20, 80, 150, 62, ["embedding rows", "E[ids]  (ch. 1)"], FILLS["input"], bottom=SQL + "keyed lookup")
+    s.box(190, 80, 150, 62, ["position vectors", "(ch. 2, 3, 4)"], FILLS["input"], bottom=SQL + "order column")
+    s.plus(180, 111)
+    # The residual stream: from the sum of the two input rows, down the left
+    # side of the block, out to the output layer.
     s.items.append(
-        f'<rect x="8" y="228" width="344" height="312" rx="8" fill="none" stroke="{LINE}" '
-        'stroke-width="1.5" stroke-dasharray="6 4"/>'
+        f'<polyline points="180,121 180,160 40,160 40,{block_end + 12} 180,{block_end + 12}" fill="none" '
+        f'stroke="{STREAM}" stroke-width="4" stroke-linejoin="round"/>'
     )
-    s.text(52, 244, "one Transformer block", bold=True, anchor="start")
-    s.text(344, 244, "× 6 in the paper", anchor="end")
-    s.items.append(f'<line x1="40" y1="226" x2="40" y2="540" stroke="{STREAM}" stroke-width="4"/>')
-    s.text(52, 262, "residual stream: one row per token", anchor="start", colour=STREAM)
-    s.box(
-        84,
-        282,
-        256,
-        74,
-        ["multi-head self-attention", "Q, K, V; masks; heads", "(ch. 5 to 10)"],
-        FILLS["attention"],
-        bold=True,
+    s.arrow(180, block_end + 10, 180, out - 2, STREAM)
+    s.items.append(
+        f'<rect x="8" y="{block_top}" width="344" height="{block_end - block_top}" rx="8" fill="none" '
+        f'stroke="{LINE}" stroke-width="1.5" stroke-dasharray="6 4"/>'
     )
-    s.arrow(40, 300, 82, 300)
-    s.arrow(84, 340, 50, 376, STREAM)
-    s.plus(40, 384)
-    s.text(52, 404, "add, then normalise", anchor="start", colour=STREAM)
-    s.box(84, 424, 256, 58, ["feed-forward network", "each token's row alone"], FILLS["ffn"], bold=True)
-    s.arrow(40, 440, 82, 440)
-    s.arrow(84, 470, 50, 502, STREAM)
-    s.plus(40, 510)
-    s.text(52, 528, "add, then normalise", anchor="start", colour=STREAM)
-    s.arrow(180, 540, 180, 566)
+    s.text(52, block_top + 16, "one block, × 6 in the paper", bold=True, anchor="start")
+    s.text(52, block_top + 34, "residual stream: one row per token", anchor="start", colour=STREAM)
+    top = first
+    for lines, analogy, fill, height in sublayers:
+        s.box(84, top, 256, height, lines, FILLS[fill], bold=True, bottom=analogy)
+        s.arrow(40, top + 16, 82, top + 16)
+        s.arrow(84, top + height - 14, 50, top + height + 14, STREAM)
+        s.plus(40, top + height + 22)
+        s.text(56, top + height + 24, "add, then normalise each row", anchor="start", colour=STREAM)
+        top += height + 44
     s.box(
         20,
-        568,
+        out,
         320,
-        62,
-        ["after the decoder's last block:", "a score for every vocabulary", "entry (× Eᵀ) → the next token"],
+        58,
+        ["after the last block: × Eᵀ gives", "a score for every vocabulary", "entry → the next token"],
         FILLS["out"],
     )
     return s.svg()
@@ -201,11 +216,6 @@ def library_core_lines() -> str:
     return _hundreds(sum(_code_lines(p) for p in LIBRARY.rglob("*.py") if "exercises" not in p.parts))
 
 
-@value("library_all_lines")
-def library_all_lines() -> str:
-    return _hundreds(sum(_code_lines(p) for p in LIBRARY.rglob("*.py")))
-
-
 def _minutes(chapter: str) -> str:
     """Minutes to read a chapter's main line (Deeper boxes skipped)."""
     text = (DOCS / "chapters" / f"{chapter}.md").read_text(encoding="utf-8")
@@ -215,7 +225,7 @@ def _minutes(chapter: str) -> str:
     return str(math.ceil(words / WORDS_PER_MINUTE))
 
 
-for _chapter in (
+CHAPTERS = (
     "embeddings",
     "order",
     "sinusoidal",
@@ -227,5 +237,48 @@ for _chapter in (
     "attention-sql",
     "scale",
     "model-size",
-):
+)
+#: The roadmap's short path, and the time it promises.
+ONE_HOUR_PATH, ONE_HOUR = ("embeddings", "order", "attention"), 60
+
+for _chapter in CHAPTERS:
     value("minutes_" + _chapter.replace("-", "_"))(lambda chapter=_chapter: _minutes(chapter))
+
+
+@value("home_minutes_total")
+def home_minutes_total() -> str:
+    return str(sum(int(_minutes(chapter)) for chapter in CHAPTERS))
+
+
+@value("home_minutes_one_hour")
+def home_minutes_one_hour() -> str:
+    """The one-hour path's minutes; the build fails if it outgrows its name."""
+    minutes = sum(int(_minutes(chapter)) for chapter in ONE_HOUR_PATH)
+    if minutes > ONE_HOUR:
+        raise ValueError(
+            f"docs/index.md: the one-hour path ({', '.join(ONE_HOUR_PATH)}) now takes {minutes} minutes: "
+            "pick shorter chapters or reword the roadmap"
+        )
+    return str(minutes)
+
+
+def _bank_row() -> tuple[list[float], list[float]]:
+    """Bank's scaled scores and weights in "money bank grows", with chapter 5's matrices."""
+    x = qkv.toy.bank_sentence(["money", "bank", "grows"])
+    q, k = x @ qkv.toy.W_QUERY, x @ qkv.toy.W_KEY
+    scores = (q @ k.T / np.sqrt(k.shape[1]))[1]
+    return scores.tolist(), qkv.softmax(scores).tolist()
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+@value("home_bank_scores")
+def home_bank_scores() -> str:
+    return _listed([f"{s:g}" for s in _bank_row()[0]])
+
+
+@value("home_bank_weights")
+def home_bank_weights() -> str:
+    return _listed([f"{w:.4f}" for w in _bank_row()[1]])
