@@ -69,7 +69,9 @@ def measure(browser, url: str) -> tuple[int, int, int]:
         page = context.new_page()
         page.goto(url, wait_until="load")
         page.wait_for_selector("html[data-qkv-measured]", state="attached", timeout=15000)
-        page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
+        # A function, not an expression: Playwright re-evals an expression on each
+        # animation frame, which the page's CSP (no 'unsafe-eval') refuses.
+        page.wait_for_function("() => !document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
         render_deferred_blocks(page)
         page.wait_for_timeout(100)
         closed = page_height(page)

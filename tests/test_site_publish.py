@@ -201,7 +201,9 @@ def test_every_page_and_its_widgets_run_with_zero_csp_violations(sweep, path):
 def test_the_404_page_runs_with_zero_csp_violations(browser, sub_path_url):
     path = "no-such-page/"
     page, context, problems = open_recording(browser, sub_path_url + path, expect_status=404)
-    page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
+    # A function, not an expression: Playwright re-evals an expression on each
+    # animation frame, which the page's CSP (no 'unsafe-eval') refuses.
+    page.wait_for_function("() => !document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
     use_widgets_and_run_buttons(page)
     violations = page.evaluate("window.__cspViolations")
     context.close()

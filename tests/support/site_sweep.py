@@ -568,7 +568,9 @@ class Sweep:
         if light and path.startswith("chapters/"):
             found.first_height = page_height(page)
         try:
-            page.wait_for_function("!document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
+            # A function, not an expression: Playwright re-evals an expression on each
+            # animation frame, which the page's CSP (no 'unsafe-eval') refuses.
+            page.wait_for_function("() => !document.querySelector('.qkv-widget[data-ready=loading]')", timeout=15000)
             names = self.widgets_on.get(path, [])
             widgets = {}
             for name in names:
