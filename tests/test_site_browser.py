@@ -60,6 +60,27 @@ def test_every_page_loads_clean_offline(sweep, config, path):
     assert not failures, "\n".join(failures)
 
 
+def test_a_request_to_another_host_is_named_and_not_sent(browser, tmp_path):
+    """The offline guard of every sweep load (site_sweep.open_page), planted:
+    a page that fetches from another host. Local, data: and blob: requests pass."""
+    from site_sweep import SUB_PATH, SubPathHandler, serve
+
+    (tmp_path / "index.html").write_text(
+        '<html data-qkv-measured><body><img src="local.svg" alt="">'
+        '<img src="http://example.invalid/tracker.png" alt="">'
+        '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt=""></body></html>'
+    )
+    (tmp_path / "local.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>')
+    server = serve(SubPathHandler, tmp_path, SUB_PATH)
+    page, context, problems = open_page(browser, next(server), scheme="light", width=390)
+    context.close()
+    server.close()
+    assert problems == [
+        "request to a third-party host: http://example.invalid/tracker.png",
+        "console error: Failed to load resource: net::ERR_FAILED",  # the aborted request
+    ]
+
+
 @pytest.mark.parametrize("path", ["verification/", "notebooks/first-look/"])
 def test_math_is_rendered_on_markdown_and_notebook_pages(sweep, path):
     found = sweep.findings(path, "light-desktop")
