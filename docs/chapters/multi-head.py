@@ -13,15 +13,15 @@ import qkv
 from parts import figure
 from plotting import plt
 
-#: Every text of the figures, in pt: at the phone's 332 px inside a box, a
-#: figure about 330 pt wide shows 11 pt as 11 px or more.
+#: Every text of the figures, in pt: at the phone's 358 px on the main line,
+#: a figure about 320 pt wide shows 11 pt as 12 px.
 FONT = 11
 
 
 @figure(
     "two-heads",
     alt="Two heatmaps, one above the other, of bank's attention weights in the four sentences of the noun-and-verb task after training two heads. Head 0 puts 0.94 on the verb in every sentence; head 1 puts 0.63 on the noun in every sentence.",
-    caption="Bank's weights in each of the two learned heads (seed 5). Trained together on one loss, the heads took different jobs: head 0 reads the verb, head 1 the noun.",
+    caption="Bank's weights in the two learned heads (seed 5): head 0 reads the verb, head 1 the noun.",
     width=440,
 )
 def two_heads() -> plt.Figure:
@@ -31,7 +31,7 @@ def two_heads() -> plt.Figure:
     _, caches, _ = qkv.multi_head_forward(task.x, result.heads, result.w_out)
     sentence = np.arange(len(task.rows))
     names = [" ".join(words) for words in task.sentences]
-    fig, axes = plt.subplots(2, 1, figsize=(4.4, 5.4), layout="constrained")
+    fig, axes = plt.subplots(2, 1, figsize=(4.4, 3.6), layout="constrained")
     for h, (ax, cache) in enumerate(zip(axes, caches)):
         weights = cache.weights[sentence, task.rows]  # (4 sentences, 3 words): bank's row
         plotting.annotated_heatmap(ax, weights, names, ["noun", "bank", "verb"])
@@ -39,5 +39,5 @@ def two_heads() -> plt.Figure:
         for text in ax.texts:
             text.set_fontsize(FONT)
         ax.tick_params(labelsize=FONT)
-        ax.set_title(f"head {h}: bank's attention", fontsize=FONT + 1)
+        ax.set_title(f"head {h}: bank's attention", fontsize=FONT + 1, pad=8)
     return fig
