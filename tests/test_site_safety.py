@@ -334,6 +334,48 @@ def test_front_matter_the_theme_shows_unescaped_holds_no_markup(front_matter):
     hooks.check_front_matter(Page)
 
 
+#: Review N1: front matter whose text reaches the page through str() of a mapping, a list or bytes.
+FRONT_MATTER_SHAPES = {
+    "a mapping's key": 'title: {"<script>alert(13)</script>": 1}',
+    "!!binary bytes": "title: !!binary PHNjcmlwdD5hbGVydCgxNCk8L3NjcmlwdD4=",  # <script>alert(14)</script>
+    "!!binary bytes in a list": "hide: [toc, !!binary PGI+]",  # <b>
+    "a nested key": 'extra:\n  - {"<b>": fine}',
+    "a set member": 'tags: !!set {"<i>": null}',
+    "an ordered mapping's key": 'extra: !!omap [{"<u>": 1}]',
+    "a list as title": "title: [a, b]",
+    "a mapping as description": "description: {a: 1}",
+}
+
+
+@pytest.mark.parametrize("front_matter", FRONT_MATTER_SHAPES.values(), ids=FRONT_MATTER_SHAPES.keys())
+def test_front_matter_keys_nested_values_and_bytes_are_checked_too(front_matter):
+    """Review N1: only string values were checked; a mapping's key or !!binary bytes in the title
+    reached the header and nav as a live <script>, which the policy then hashed."""
+    from mkdocs.exceptions import PluginError
+    from mkdocs.utils.meta import get_data
+
+    import hooks
+
+    class Page:
+        meta = get_data(f"---\n{front_matter}\n---\n# X\n")[1]
+        file = type("File", (), {"src_uri": "x.md"})
+
+    assert Page.meta, front_matter
+    with pytest.raises(
+        PluginError, match=r"docs/x\.md: front matter \w[^:]*: .* (hold no <, > or \"|holds text|as text)"
+    ):
+        hooks.check_front_matter(Page)
+
+
+@pytest.mark.build
+def test_a_front_matter_mapping_as_title_fails_the_build(tmp_path):
+    """Review N1, as built: the mapping's key was a live <script> in the header and the nav."""
+    page = '---\ntitle: {"<script>document.documentElement.dataset.pwned=13</script>": 1}\n---\n\n# Key\n\nText.\n'
+    result, site = build(tmp_path, {"key.md": page})
+    assert result.returncode != 0, "built"
+    assert "docs/key.md: front matter title: " in result.stderr, result.stderr[-3000:]
+
+
 def test_a_script_inside_title_is_text_and_gets_no_hash():
     page = "<html><head><title>A <script>alert(1)</script></title><script>go()</script></head></html>"
     expected = base64.b64encode(hashlib.sha256(b"go()").digest()).decode()

@@ -32,8 +32,9 @@
   ``data-clipboard-*``, ``id="__..."``) fails the build at the page's source
   line, unless its front matter says ``allow_inline_scripts: true`` (named in
   the build log). TeX copied into MathML is escaped (``mathml``), so a formula
-  makes no markup; front-matter values, which the theme shows unescaped,
-  hold no ``<``, ``>`` or ``"``. The front-matter switches (``sql_runner``, ``csp_wasm``,
+  makes no markup; front matter, which the theme shows unescaped, holds no
+  ``<``, ``>`` or ``"`` in any value or key however nested, and no bytes
+  (``!!binary``); ``title`` and the other keys the theme prints are strings. The front-matter switches (``sql_runner``, ``csp_wasm``,
   ``allow_inline_scripts``) are YAML booleans; ``sql_runner: true`` needs a
   SQL runner block on the page.
 * ``on_post_page`` (and ``on_post_template`` for 404.html) gives each page its
@@ -47,6 +48,7 @@
 
 from __future__ import annotations
 
+import datetime
 import html
 import logging
 import re
@@ -254,27 +256,69 @@ def flag(page, name: str) -> bool:
     return value
 
 
+#: Front-matter keys the theme prints as text (``page.meta.<key>``, ``page.title``): each is a
+#: string when present, since a mapping, list or bytes would print as its Python repr.
+THEME_TEXT_KEYS = ("title", "description", "subtitle", "author", "status", "icon", "template")
+#: What YAML's safe loader makes besides strings and containers; ``str()`` of them holds no markup.
+_PLAIN_SCALARS = (bool, int, float, type(None), datetime.date)
+
+
 def _front_matter_strings(value, key: str = ""):
-    """(key, string) for every string in front matter, however nested."""
+    """(where, text) for every string in front matter, however nested: the
+    values, the keys of every mapping (``!!omap`` and ``!!set`` included), the
+    items of every list. Bytes (YAML's ``!!binary``) and any type YAML's safe
+    loader does not make raise ValueError naming where.
+
+    >>> list(_front_matter_strings({"title": "A", "hide": ["toc"], "extra": {"k": 1}}))
+    [('title', 'title'), ('title', 'A'), ('hide', 'hide'), ('hide[0]', 'toc'), ('extra', 'extra'), \
+('extra.k', 'k')]
+    >>> list(_front_matter_strings({"title": b"<b>"}))
+    Traceback (most recent call last):
+    ...
+    ValueError: title: b'<b>' is bytes (YAML's !!binary): front matter holds text
+    """
     if isinstance(value, str):
         yield key, value
     elif isinstance(value, dict):
         for name, item in value.items():
-            yield from _front_matter_strings(item, f"{key}.{name}" if key else str(name))
-    elif isinstance(value, list):
+            plain = isinstance(name, str) and re.fullmatch(r"[\w-]+", name)
+            where = (f"{key}.{name}" if key else name) if plain else f"{key}[{name!r}]"
+            yield from _front_matter_strings(name, where)
+            yield from _front_matter_strings(item, where)
+    elif isinstance(value, (list, tuple, set, frozenset)):
         for index, item in enumerate(value):
             yield from _front_matter_strings(item, f"{key}[{index}]")
+    elif isinstance(value, (bytes, bytearray)):
+        raise ValueError(f"{key}: {value[:60]!r} is bytes (YAML's !!binary): front matter holds text")
+    elif not isinstance(value, _PLAIN_SCALARS):
+        raise ValueError(f"{key}: {value!r} is a {type(value).__name__}, which front matter does not hold")
 
 
 def check_front_matter(page) -> None:
     """Front matter the theme puts into the page as it is (``title`` into the
-    header and ``<title>``, ``description`` into a ``<meta content="...">``)
-    holds no markup: a ``<``, ``>`` or ``"`` in any value fails the build. Each
-    switch (``FLAGS``) is a YAML boolean."""
-    for key, value in _front_matter_strings(page.meta):
+    header, the nav and ``<title>``, ``description`` into a ``<meta
+    content="...">``) holds no markup: a ``<``, ``>`` or ``"`` in any value or
+    key, however nested, fails the build, and so do bytes (``!!binary``). The
+    keys the theme prints (``THEME_TEXT_KEYS``) are strings, not mappings or
+    lists (whose Python repr would print). Each switch (``FLAGS``) is a YAML
+    boolean."""
+    where = f"docs/{page.file.src_uri}: front matter"
+    for key in THEME_TEXT_KEYS:
+        value = page.meta.get(key)
+        if value is not None and not isinstance(value, (str, int, float)):
+            kind = {dict: "a mapping", list: "a list", bytes: "bytes (YAML's !!binary)"}.get(type(value))
+            raise PluginError(
+                f"{where} {key}: {value!r} is {kind or 'a ' + type(value).__name__}; the theme prints {key} "
+                "as text, so write it as a string"
+            )
+    try:
+        strings = list(_front_matter_strings(page.meta))
+    except ValueError as error:
+        raise PluginError(f"{where} {error}") from None
+    for key, value in strings:
         if re.search(r'[<>"]', value):
             raise PluginError(
-                f"docs/{page.file.src_uri}: front matter {key}: {value!r}: the theme puts front-matter values "
+                f"{where} {key}: {value!r}: the theme puts front-matter values "
                 'into the page unescaped, so they hold no <, > or "'
             )
     for name in FLAGS:
