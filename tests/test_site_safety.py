@@ -259,6 +259,8 @@ MATH_NOTEBOOK = """\
 # Math, with a script in its text: $\\text{<script>document.documentElement.dataset.pwned=7</script>}$.
 #
 # Install the library: <code>pip install qkv</code> <a class="md-clipboard md-icon" title="Copy to clipboard" data-clipboard-text="pip install qkv-helper-tools" data-clipboard-target="#x">copy</a>
+#
+# <div data-copy="pip install qkv-helper-tools"><pre><code>pip install qkv</code></pre></div>
 """
 
 MATH_PAGE = """\
@@ -384,10 +386,37 @@ def test_a_script_inside_title_is_text_and_gets_no_hash():
 
 @pytest.mark.build
 def test_a_notebook_keeps_no_attribute_materials_copy_button_acts_on(math_site):
-    """Review M7: nh3 kept data-clipboard-text, so the copy icon by `pip install qkv` copied another command."""
+    """Review M7: nh3 kept data-clipboard-text, so the copy icon by `pip install qkv` copied another command.
+    Review N2: and data-copy, which Material's copy button copies instead of the code shown."""
     notebook = math_site["notebooks/math.py"]
-    assert "data-clipboard" not in notebook and "qkv-helper-tools" not in notebook
-    assert "pip install qkv</code>" in notebook
+    assert "data-clipboard" not in notebook and "data-copy" not in notebook
+    assert "qkv-helper-tools" not in notebook
+    assert notebook.count("pip install qkv</code>") == 2
+
+
+@pytest.mark.build
+def test_data_copy_on_a_code_block_fails_the_build(tmp_path):
+    """Review N2: Material's copy button copies the closest [data-copy] ancestor's value
+    instead of the code shown, so `pip install qkv` could copy another command."""
+    page = """\
+    # Install
+
+    <div data-copy="pip install qkv-helper-tools" markdown>
+
+    ```bash
+    pip install qkv
+    ```
+
+    </div>
+
+    ```{.bash data-copy="pip install qkv-other-tools"}
+    pip install qkv
+    ```
+    """
+    result, _ = build(tmp_path, {"install.md": page}, config=SITE_MARKDOWN)
+    assert result.returncode != 0
+    for line, tag in ((3, "div"), (11, "div")):
+        assert f"docs/install.md:{line}: data-copy on <{tag}>: {THEME_WHY}" in result.stderr, result.stderr[-3000:]
 
 
 def _script_bodies(html: str) -> list[str]:
@@ -563,6 +592,7 @@ def test_a_changed_mkdocs_jupyter_template_is_reported():
         ("<embed src=x.svg>", "<embed>"),
         ('<iframe srcdoc="&lt;b&gt;"></iframe>', "<iframe>"),
         ('<a data-clipboard-text="pip install evil">copy</a>', "data-clipboard-text on <a>"),
+        ('<div data-copy="pip install evil"><pre><code>pip install qkv</code></pre></div>', "data-copy on <div>"),
         ('<span data-md-component="announce">x</span>', "data-md-component on <span>"),
         ('<div id="__config">{}</div>', 'id="__config" on <div>'),
         # Where Python's parser reads text and a browser markup: a comment closed by --!>, a <style> in <svg>.

@@ -29,7 +29,7 @@
   math), is read with an HTML parser (``safety.page_code``): a script,
   ``<iframe>``, ``<object>``, ``<embed>``, ``on*=`` handler, ``javascript:``
   URL, or an attribute Material's scripts act on (``data-md-*``,
-  ``data-clipboard-*``, ``id="__..."``) fails the build at the page's source
+  ``data-clipboard-*``, ``data-copy``, ``id="__..."``) fails the build at the page's source
   line, unless its front matter says ``allow_inline_scripts: true`` (named in
   the build log). TeX copied into MathML is escaped (``mathml``), so a formula
   makes no markup; front matter, which the theme shows unescaped, holds no

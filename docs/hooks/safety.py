@@ -20,8 +20,8 @@ third-party resource loads, a Content-Security-Policy on every page.
 * ``page_code``: what in a page's own content, as built (after Markdown, the
   notebook sanitiser and math), would run code (``<script>``, ``<iframe>``,
   ``<object>``, ``<embed>``, ``on*=``, ``javascript:`` URLs) or be acted on by
-  Material's scripts (``data-md-*``, ``data-clipboard-*``, ``id="__..."``),
-  found by parsing the HTML and searching its raw text, each as
+  Material's scripts (``data-md-*``, ``data-clipboard-*``, ``data-copy``,
+  ``id="__..."``), found by parsing the HTML and searching its raw text, each as
   ``<page>:<line>`` of the page's source.
 * ``content_security_policy``: the policy of one page, from its final HTML:
   ``script-src 'self'`` plus the SHA-256 of each inline script on it
@@ -386,12 +386,14 @@ def located_in_source(problems: list[str], source_name: str, source_text: str) -
 #: Elements that run or embed code: a page's content holds none.
 CODE_ELEMENTS = frozenset({"script", "iframe", "object", "embed", "frame", "frameset", "applet"})
 #: Attributes that Material's own scripts act on: ``data-md-*`` (its
-#: components) and ``data-clipboard-*`` (its copy button hands every element
+#: components), ``data-clipboard-*`` (its copy button hands every element
 #: with ``data-clipboard-text`` or ``data-clipboard-target`` to clipboard.js, so
-#: a copy icon next to ``pip install qkv`` could copy another command). Ids
+#: a copy icon next to ``pip install qkv`` could copy another command) and
+#: ``data-copy`` (a code block's copy button copies the value of its closest
+#: ancestor with ``data-copy`` instead of the code shown). Ids
 #: starting ``__`` are its elements (``__config``, ``__search``, ...), except
 #: the tabs pymdownx.tabbed makes (``__tabbed_1_1``).
-THEME_ATTRIBUTE_PREFIXES = ("data-md", "data-clipboard")
+THEME_ATTRIBUTE_PREFIXES = ("data-md", "data-clipboard", "data-copy")
 #: Front matter that lets one page keep scripts of its own (named in the build log).
 ALLOW_SCRIPTS = "allow_inline_scripts"
 _SCRIPT_SCHEMES = ("javascript", "vbscript")
@@ -406,7 +408,7 @@ _RAW = {
     "handler": re.compile(r"<[a-z][^<>]*?[\s\"'/](on[a-z]+\s*=)", re.IGNORECASE),
     "url": re.compile(r"<[a-z][^<>]*?=\s*[\"']?\s*((?:javascript|vbscript):)", re.IGNORECASE),
     "theme": re.compile(
-        r"<[a-z][^<>]*?[\s\"'/]((?:data-md|data-clipboard)[\w-]*\s*=|id\s*=\s*[\"']?__(?!tabbed_))", re.IGNORECASE
+        r"<[a-z][^<>]*?[\s\"'/]((?:data-md|data-clipboard|data-copy)[\w-]*\s*=|id\s*=\s*[\"']?__(?!tabbed_))", re.IGNORECASE
     ),
 }
 
@@ -533,7 +535,7 @@ def page_code(content: str, where: str, source: str = "") -> list[str]:
     list of str
         ``<where>:<line>: <what>: <why>`` for each ``<script>``, ``<iframe>``,
         ``<object>``, ``<embed>``, ``on*=`` handler, ``javascript:`` URL,
-        ``data-md-*`` or ``data-clipboard-*`` attribute and ``id="__..."``;
+        ``data-md-*``, ``data-clipboard-*`` or ``data-copy`` attribute and ``id="__..."``;
         ``<where>: ...`` when no source line holds it. The built HTML is read,
         not the source's lines, so no Markdown or math trick hides one; the
         Content-Security-Policy hashes every inline script of a built page, so
@@ -554,7 +556,8 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
         if item.kind == "theme":
             why = (
                 "Material's own scripts act on it (its copy button copies any data-clipboard-text or "
-                '-target; data-md-* and id="__..." are its components); a page\'s content carries none'
+                "-target, or a data-copy around a code block, instead of the code shown; data-md-* and "
+                'id="__..." are its components); a page\'s content carries none'
             )
         else:
             why = (
