@@ -408,7 +408,8 @@ _RAW = {
     "handler": re.compile(r"<[a-z][^<>]*?[\s\"'/](on[a-z]+\s*=)", re.IGNORECASE),
     "url": re.compile(r"<[a-z][^<>]*?=\s*[\"']?\s*((?:javascript|vbscript):)", re.IGNORECASE),
     "theme": re.compile(
-        r"<[a-z][^<>]*?[\s\"'/]((?:data-md|data-clipboard|data-copy)[\w-]*\s*=|id\s*=\s*[\"']?__(?!tabbed_))", re.IGNORECASE
+        r"<[a-z][^<>]*?[\s\"'/]((?:data-md|data-clipboard|data-copy)[\w-]*\s*=|id\s*=\s*[\"']?__(?!tabbed_))",
+        re.IGNORECASE,
     ),
 }
 
