@@ -419,6 +419,55 @@ def test_data_copy_on_a_code_block_fails_the_build(tmp_path):
         assert f"docs/install.md:{line}: data-copy on <{tag}>: {THEME_WHY}" in result.stderr, result.stderr[-3000:]
 
 
+STATIC_WHY = "a file under docs/ that is not a page is copied to the site as it is"
+
+
+@pytest.mark.build
+def test_a_script_in_a_static_html_or_svg_file_fails_the_build_naming_the_file(tmp_path):
+    """Review N3: an .html or .svg file under docs/ was copied as it is, its script live on the
+    site's origin with no Content-Security-Policy (an SVG opened in its own tab, an HTML demo)."""
+    files = {
+        "demo.html": (
+            "<!doctype html>\n<html><head><title>Demo</title></head>\n<body><h1>Attention demo</h1>\n"
+            "<script>document.documentElement.dataset.pwned=11</script>\n</body></html>\n"
+        ),
+        "img/figure.svg": (
+            '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">\n'
+            "<script>document.documentElement.dataset.pwned=12</script>\n"
+            '<rect width="10" height="10" onclick="go()"/></svg>\n'
+        ),
+        "img/prefixed.svg": (
+            '<s:svg xmlns:s="http://www.w3.org/2000/svg">\n<s:script>alert(1)</s:script>\n'
+            '<s:a href="x"><s:set attributeName="href" to="javascript:alert(2)"/></s:a></s:svg>\n'
+        ),
+        "p.md": "# Page\n\nSee [the demo](demo.html) and ![a figure](img/figure.svg).\n",
+    }
+    result, _ = build(tmp_path, files)
+    assert result.returncode != 0
+    err = result.stderr
+    for where, what in [
+        ("docs/demo.html:4", "<script> 'document.documentElement.dataset.pwned=11'"),
+        ("docs/img/figure.svg:2", "<script> 'document.documentElement.dataset.pwned=12'"),
+        ("docs/img/figure.svg:3", "onclick= on <rect>"),
+        ("docs/img/prefixed.svg:2", "<s:script> 'alert(1)'"),
+        ("docs/img/prefixed.svg:3", "a javascript: URL in <s:set to>"),
+    ]:
+        assert f"{where}: {what}: {STATIC_WHY}" in err, f"{where}:\n{err[-3000:]}"
+
+
+@pytest.mark.build
+def test_a_static_html_file_gets_the_content_security_policy(tmp_path):
+    """Review N3: every page gets a Content-Security-Policy, static HTML under docs/ included."""
+    demo = '<!doctype html>\n<html><head><meta charset="utf-8"><title>Demo</title></head><body>Demo</body></html>\n'
+    result, site = build(tmp_path, {"demo.html": demo, "img/figure.svg": '<svg xmlns="http://www.w3.org/2000/svg"/>'})
+    assert result.returncode == 0, result.stderr[-3000:]
+    built = (site / "demo.html").read_text(encoding="utf-8")
+    assert built.startswith(
+        '<!doctype html>\n<html><head><meta charset="utf-8">\n    <meta http-equiv="Content-Security'
+    )
+    assert "script-src 'self'; style-src" in built
+
+
 def _script_bodies(html: str) -> list[str]:
     """The text of every <script> element a browser would run in ``html``
     (inside <title>, "<script>" is text)."""
@@ -593,6 +642,11 @@ def test_a_changed_mkdocs_jupyter_template_is_reported():
         ('<iframe srcdoc="&lt;b&gt;"></iframe>', "<iframe>"),
         ('<a data-clipboard-text="pip install evil">copy</a>', "data-clipboard-text on <a>"),
         ('<div data-copy="pip install evil"><pre><code>pip install qkv</code></pre></div>', "data-copy on <div>"),
+        ("<svg><svg:script>alert(1)</svg:script></svg>", "<svg:script> 'alert(1)'"),
+        (
+            '<svg><a href="#"><animate attributeName="href" values="#;javascript:alert(1)"/></a></svg>',
+            "a javascript: URL in <animate values>",
+        ),
         ('<span data-md-component="announce">x</span>', "data-md-component on <span>"),
         ('<div id="__config">{}</div>', 'id="__config" on <div>'),
         # Where Python's parser reads text and a browser markup: a comment closed by --!>, a <style> in <svg>.

@@ -44,6 +44,10 @@
   as ``docs/<page>:<line>`` (where the URL is in the source) and ``<built
   file>:<line>``; ``on_post_build`` checks every other HTML, CSS
   and SVG file of the site the same way.
+* Files under ``docs/`` that are not pages are copied as they are, so
+  ``on_post_build`` also refuses a script, handler or ``javascript:`` URL in
+  every other HTML, SVG or XML file of the site (``safety.static_file_code``,
+  as ``docs/<file>:<line>``) and gives such HTML files the policy ``<meta>``.
 """
 
 from __future__ import annotations
@@ -195,6 +199,14 @@ def on_config(config):
 
 
 def on_files(files, config):
+    _STATIC_SOURCES.clear()
+    for file in files:
+        if (
+            file.abs_src_path
+            and not file.is_documentation_page()
+            and Path(file.src_uri).suffix in (safety.DOCUMENT_SUFFIXES)
+        ):
+            _STATIC_SOURCES[file.dest_uri] = f"docs/{file.src_uri}"
     for page in _PARTS.values():
         for fig in page.figures.values():
             files.append(File.generated(config, fig.path, content=fig.svg()))
@@ -499,6 +511,30 @@ def _fail_on_third_party_loads(problems: list[str], where: str) -> None:
         )
 
 
+#: Built files copied from docs/ as they are (an .html demo, an .svg figure): site path -> docs/ path.
+_STATIC_SOURCES: dict[str, str] = {}
+
+
+def check_static_documents(site: Path) -> None:
+    """Every built HTML, SVG or XML file that is not a page (what docs/ holds
+    besides pages, the figures the hooks draw) runs no script: opened in its
+    own tab it would run on the site's origin, and an SVG or XML file carries
+    no Content-Security-Policy. A script, handler or ``javascript:`` URL
+    fails the build as ``docs/<file>:<line>`` (``safety.static_file_code``).
+    Each such HTML file then gets the pages' Content-Security-Policy."""
+    problems: list[str] = []
+    for path in sorted(site.rglob("*")):
+        rel = path.relative_to(site).as_posix()
+        if rel in _CHECKED or path.suffix.lower() not in safety.DOCUMENT_SUFFIXES or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        problems += safety.static_file_code(text, _STATIC_SOURCES.get(rel, rel))
+        if not problems and path.suffix.lower() in safety.HTML_SUFFIXES:
+            path.write_text(_with_csp(text, _STATIC_SOURCES.get(rel, rel), wasm=False), encoding="utf-8")
+    if problems:
+        raise PluginError("\n".join(problems))
+
+
 #: The JupyterLab themes the notebook pages link to (notebook_css.py), written by on_post_build.
 _JUPYTER_THEMES: set[str] = set()
 
@@ -519,13 +555,16 @@ def on_post_template(output: str, template_name: str, config):
 
 
 def on_post_build(config):
-    """Write the notebook pages' JupyterLab stylesheet; then check every other
-    built file a page loads or is: HTML, CSS, SVG."""
+    """Write the notebook pages' JupyterLab stylesheet; refuse a script in any
+    other built HTML, SVG or XML file and give such HTML the policy
+    (``check_static_documents``); then check every other built file a page
+    loads or is for third-party loads: HTML, CSS, SVG."""
     site = Path(config.site_dir)
     for theme in sorted(_JUPYTER_THEMES):
         path, css = notebook_css.stylesheet(theme)
         (site / path).parent.mkdir(parents=True, exist_ok=True)
         (site / path).write_text(css, encoding="utf-8")
+    check_static_documents(site)
     problems: list[str] = []
     for path in sorted(site.rglob("*")):
         rel = path.relative_to(site).as_posix()

@@ -404,7 +404,9 @@ _CONTENT_IDS = ("__tabbed_",)
 #: inside ``<svg>``), so the raw text is searched too.
 #: Each pattern but the first looks inside a tag (``<`` in text is always escaped).
 _RAW = {
-    "element": re.compile(r"<(?:script|iframe|object|embed|frame|frameset|applet)(?=[\s/>])", re.IGNORECASE),
+    "element": re.compile(
+        r"<(?:[\w.-]+:)?(?:script|iframe|object|embed|frame|frameset|applet)(?=[\s/>])", re.IGNORECASE
+    ),
     "handler": re.compile(r"<[a-z][^<>]*?[\s\"'/](on[a-z]+\s*=)", re.IGNORECASE),
     "url": re.compile(r"<[a-z][^<>]*?=\s*[\"']?\s*((?:javascript|vbscript):)", re.IGNORECASE),
     "theme": re.compile(
@@ -448,25 +450,27 @@ class _ActiveFinder(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         values = [(name.lower(), value or "") for name, value in attrs]
+        local = tag.rsplit(":", 1)[-1]  # an XML prefix (<svg:script>) names the same element
         for name, value in values:
-            if name.startswith("on"):
+            if name.rsplit(":", 1)[-1].startswith("on"):
                 self._add("handler", f"{name}= on <{tag}>", value or name)
-            elif script_url(value):
-                scheme, _, rest = re.sub(r"\s", "", value).partition(":")
-                self._add("url", f"a {scheme.lower()}: URL in <{tag} {name}>", rest or value)
+            elif url := next(filter(script_url, [value, *(value.split(";") if name == "values" else [])]), None):
+                # an SVG <animate values="#;javascript:..."> sets a link to each value in turn
+                scheme, _, rest = re.sub(r"\s", "", url).partition(":")
+                self._add("url", f"a {scheme.lower()}: URL in <{tag} {name}>", rest or url)
             elif name.startswith(THEME_ATTRIBUTE_PREFIXES):
                 self._add("theme", f"{name} on <{tag}>", value or name)
             elif name == "id" and value.startswith("__") and not value.startswith(_CONTENT_IDS):
                 self._add("theme", f'id="{value}" on <{tag}>', value)
-        if tag == "script":
-            src = dict(values).get("src")
-            self._script, self._body = (self.getpos()[0], f'src="{src}"' if src else ""), []
-        elif tag in CODE_ELEMENTS:
+        if local == "script":
+            src = dict(values).get("src") or dict(values).get("href") or dict(values).get("xlink:href")
+            self._script, self._body = (self.getpos()[0], tag, f'src="{src}"' if src else ""), []
+        elif local in CODE_ELEMENTS:
             self._add("element", f"<{tag}>", next((v for _, v in values if v), f"<{tag}"))
 
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
-        if tag == "script":
+        if tag.rsplit(":", 1)[-1] == "script":
             self.handle_endtag(tag)
 
     def handle_data(self, data):
@@ -474,10 +478,10 @@ class _ActiveFinder(HTMLParser):
             self._body.append(data)
 
     def handle_endtag(self, tag):
-        if tag == "script" and self._script is not None:
-            line, src = self._script
+        if tag.rsplit(":", 1)[-1] == "script" and self._script is not None:
+            line, name, src = self._script
             body = next((part.strip() for part in "".join(self._body).splitlines() if part.strip()), "")
-            what = "<script>" + (f" ({src})" if src else f" {body[:60]!r}" if body else "")
+            what = f"<{name}>" + (f" ({src})" if src else f" {body[:60]!r}" if body else "")
             self.found.append(_Active(line, "element", what, body or src or "<script"))
             self._script = None
 
@@ -487,7 +491,7 @@ def _active(content: str) -> list[_Active]:
     finder.feed(content)
     finder.close()
     if finder._script is not None:  # a <script> never closed still runs
-        finder.handle_endtag("script")
+        finder.handle_endtag(finder._script[1])
     found = list(finder.found)
     seen = {(item.line, item.kind) for item in found}
     for kind, pattern in _RAW.items():
@@ -572,3 +576,45 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
             used.add(number)
             problems.append(f"{where}:{number}: {item.what}: {why}")
     return problems
+
+
+# --- files copied to the site as they are -------------------------------------------
+
+#: Suffixes a browser opens as a document that can run script (served as HTML, SVG or XML).
+DOCUMENT_SUFFIXES = frozenset({".html", ".htm", ".shtml", ".xhtml", ".xht", ".svg", ".xml", ".xsl", ".xslt"})
+#: Of those, the ones served as HTML, which can carry a Content-Security-Policy ``<meta>``.
+HTML_SUFFIXES = frozenset({".html", ".htm", ".shtml", ".xhtml", ".xht"})
+
+
+def static_file_code(text: str, where: str) -> list[str]:
+    """What in a file copied to the site as it is (an ``.html`` demo, an
+    ``.svg`` figure under ``docs/``) would run code, one message each.
+
+    Parameters
+    ----------
+    text : str
+        The file's text.
+    where : str
+        The file, as messages name it (``docs/img/figure.svg``).
+
+    Returns
+    -------
+    list of str
+        ``<where>:<line>: <what>: <why>`` for each ``<script>`` (``<svg:script>``
+        too), ``<iframe>``, ``<object>``, ``<embed>``, ``on*=`` handler and
+        ``javascript:`` URL: opened in its own tab, the file runs it on the
+        site's origin, and an SVG carries no Content-Security-Policy.
+
+    Examples
+    --------
+    >>> static_file_code('<svg xmlns="http://www.w3.org/2000/svg"><rect width="1"/></svg>', "docs/f.svg")
+    []
+    >>> static_file_code('<svg><script>alert(1)</script></svg>', "docs/f.svg")[0].split(": a file")[0]
+    "docs/f.svg:1: <script> 'alert(1)'"
+    """
+    why = (
+        "a file under docs/ that is not a page is copied to the site as it is, where its script would run on "
+        "the site's origin (an SVG opened in its own tab, an HTML demo): it runs none; draw it with "
+        "docs/javascripts/qkv.js, or make it a page"
+    )
+    return [f"{where}:{item.line}: {item.what}: {why}" for item in _active(text) if item.kind != "theme"]
