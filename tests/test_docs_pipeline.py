@@ -202,7 +202,10 @@ PLANTED = {
     ),
     "rawhtml.md": (
         '# t\n\n<pre><code class="language-python">print(1 / 0)</code></pre>\n',
-        ['rawhtml.md:3: code written as raw HTML (<pre> or <code class="language-...">) is shown but never run'],
+        [
+            "rawhtml.md:3: code written as raw HTML (<pre>, <xmp>, <listing>, <plaintext> or "
+            '<code class="language-...">) is shown but never run'
+        ],
     ),
     # Issue 11.2: an output block with prose between it and the code.
     "gap.md": (
@@ -291,6 +294,13 @@ def test_the_planted_run_ends_with_its_summary(planted_run):
     summary = planted_run.strip().splitlines()[-1]
     assert re.fullmatch(r"29 failed, 4 passed, 1 skipped in [\d.]+s(?: \([\d:]+\))?", summary), summary
     assert re.search(r"^SKIPPED \[1\] .*skip_reason\.md:5: skipped by the page \(line 3\)", planted_run, re.M)
+
+
+@pytest.mark.parametrize("tag", ["xmp", "listing", "plaintext", "XMP"])
+def test_code_in_an_xmp_or_listing_element_is_raw_html_code(tag):
+    """Review L2: <xmp> (and <listing>, <plaintext>) show code in monospace that nothing runs."""
+    problems = page_problems(f"# t\n\n<{tag}>print(1 / 0)  # 0.3333</{tag}>\n", "p.md")
+    assert [p for p in problems if p.startswith("p.md:3: code written as raw HTML (<pre>, <xmp>")], problems
 
 
 def test_a_clean_page_has_no_problems():

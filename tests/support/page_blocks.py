@@ -58,7 +58,11 @@ SKIP = re.compile(r"<!--\s*skip\s*:(?P<rest>.*?)-->")
 SKIP_NEXT = re.compile(r"^\s*next\b(?P<reason>.*)$", re.DOTALL)
 CLEAR = re.compile(r"<!--\s*clear-namespace\s*-->")
 OTHER_DIRECTIVE = re.compile(r"<!--\s*(?P<name>invisible-code-block|skip-?start|skip-?end)\b")
-RAW_HTML_CODE = re.compile(r"<pre\b|<code\b[^>]*\bclass=[\"'][^\"']*\blang(?:uage)?-", re.IGNORECASE)
+#: Raw HTML that shows code in monospace: <pre>, its obsolete forms <xmp>, <listing> and
+#: <plaintext> (which browsers still render), and a highlighted <code class="language-...">.
+RAW_HTML_CODE = re.compile(
+    r"<(?:pre|xmp|listing|plaintext)\b|<code\b[^>]*\bclass=[\"'][^\"']*\blang(?:uage)?-", re.IGNORECASE
+)
 HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 #: Lines that open a Markdown container whose content is indented by four
 #: spaces: admonitions, collapsibles, content tabs, list items, footnotes.
@@ -270,7 +274,8 @@ def read_page(text: str) -> Page:
             problems.append(
                 (
                     number,
-                    'code written as raw HTML (<pre> or <code class="language-...">) is shown but '
+                    "code written as raw HTML (<pre>, <xmp>, <listing>, <plaintext> or "
+                    '<code class="language-...">) is shown but '
                     "never run; write it as a ```python fence (run) or a ```text fence (display-only)",
                 )
             )
