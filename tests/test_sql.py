@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import re
 import socket
 import sqlite3
@@ -835,6 +836,84 @@ class TestPostgresqlSearchPath:
             assert views.rows("SHOW search_path") == [("pg_temp, pg_catalog",)]
             assert views.rows("SELECT COUNT(*) FROM q") == [(20,)]  # the scratch q: 5 x 4 rows
         assert self.search_path(users_q) == self.USERS_PATH
+
+
+class TestRowFactories:
+    """Security re-review N8: the connection's row factory does not change what qkv.sql reads.
+
+    Found: with psycopg's dict_row, attention raised an IndexError and left
+    the user's open transaction with search_path = 'current_setting'.
+    """
+
+    @pytest.fixture(params=["dict_row", "namedtuple_row", "RawCursor"])
+    def users_pg(self, request):
+        """A PostgreSQL connection with another row factory (or cursor), inside the user's transaction."""
+        import psycopg
+        import psycopg.rows
+
+        conn = _open("PostgreSQL", request, autocommit=False)
+        if request.param == "RawCursor":
+            conn.cursor_factory = psycopg.RawCursor
+        else:
+            conn.row_factory = getattr(psycopg.rows, request.param)
+        conn.execute("CREATE TABLE notes (a text)")
+        conn.execute("INSERT INTO notes VALUES ('mine')")
+        yield conn
+        conn.rollback()
+        conn.close()
+
+    @staticmethod
+    def state(conn) -> tuple:
+        """The search_path and the notes, read with a tuple cursor, and the transaction status."""
+        import psycopg.rows
+
+        with conn.cursor(row_factory=psycopg.rows.tuple_row) as cursor:
+            path = cursor.execute("SHOW search_path").fetchall()
+            notes = cursor.execute("SELECT * FROM notes").fetchall()
+        return path, notes, conn.info.transaction_status.name
+
+    def test_attention_and_its_table_work_and_leave_the_transaction_as_it_was(self, users_pg):
+        before = self.state(users_pg)
+        assert before[1:] == ([("mine",)], "INTRANS")
+        assert_same_as_numpy(users_pg, *random_head(50))
+        table = qkv.sql.sinusoidal_encoding(users_pg, 5, 6)
+        np.testing.assert_allclose(table, qkv.sinusoidal_encoding(5, 6), **EXACT)
+        with qkv.sql.attention_views(users_pg, *random_head(50)) as views:
+            assert views.rows("SELECT COUNT(*) FROM q") == [(20,)]
+            assert "Sort" in views.plan() or "Aggregate" in views.plan()
+        assert "Aggregate" in qkv.sql.explain(users_pg, *random_head(50))
+        assert self.state(users_pg) == before
+
+    @pytest.mark.parametrize("outcome", ["clash", "database-error", "error-in-the-block"])
+    def test_the_search_path_is_restored_on_every_error(self, users_pg, outcome):
+        before = self.state(users_pg)
+        if outcome == "clash":
+            users_pg.execute("CREATE TEMP TABLE output (mine INTEGER)")
+            with pytest.raises(ValueError, match="named output"):
+                qkv.sql.attention(users_pg, *random_head(51))
+        elif outcome == "database-error":
+            with pytest.raises(ValueError, match="overflow"):
+                qkv.sql.attention(users_pg, *TestOverflow.SUM_ORDER)
+        else:
+            with pytest.raises(RuntimeError, match="the user's own"):
+                with qkv.sql.attention_views(users_pg, *random_head(51)):
+                    raise RuntimeError("the user's own error")
+        assert self.state(users_pg) == before
+
+    @pytest.mark.parametrize(
+        "row_factory",
+        [sqlite3.Row, lambda cursor, row: {d[0]: v for d, v in zip(cursor.description, row)}],
+        ids=["sqlite3.Row", "dict"],
+    )
+    def test_sqlite_with_a_row_factory(self, row_factory):
+        conn = sqlite3.connect(":memory:")
+        conn.row_factory = row_factory
+        conn.create_function("my_exp", 1, math.exp)  # so the function check reads rows too
+        assert_same_as_numpy(conn, *random_head(52))
+        table = qkv.sql.sinusoidal_encoding(conn, 5, 6)
+        np.testing.assert_allclose(table, qkv.sinusoidal_encoding(5, 6), **EXACT)
+        assert "USE TEMP B-TREE FOR GROUP BY" in qkv.sql.explain(conn, *random_head(52))
+        assert conn.row_factory is row_factory
 
 
 class TestSizeUpFront:

@@ -47,6 +47,10 @@ create is read, written or dropped:
   block too), so no table, function or operator of yours (a ``sin`` or
   ``exp`` in ``public``) answers for one of the queries' names. Your own
   setting is restored afterwards, on success or error.
+* Rows are read through a cursor of qkv.sql's own, so your connection's
+  ``row_factory`` (psycopg's ``dict_row``, a ``sqlite3`` dict factory) or
+  psycopg ``cursor_factory`` does not change what a call reads; it stays
+  set on your connection.
 * Your own open transaction is neither committed nor rolled back. A call
   that fails on SQLite or PostgreSQL rolls back to a savepoint. DuckDB has
   no savepoints and aborts a transaction on any database error, so if the
@@ -274,7 +278,10 @@ class AttentionViews:
         self._dialect = dialect
 
     def rows(self, sql: str) -> list[tuple]:
-        """The rows of one parameterless SELECT, e.g. ``"SELECT * FROM scores"``."""
+        """The rows of one parameterless SELECT, e.g. ``"SELECT * FROM scores"``, as tuples.
+
+        Tuples whatever the connection's ``row_factory``.
+        """
         return _dialect.fetch(self.connection, self._dialect, sql)
 
     def plan(self, sql: str = READ_OUTPUT) -> str:

@@ -159,17 +159,46 @@ def _code_of(sql: str) -> str:
     return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--")).strip()
 
 
+@contextlib.contextmanager
+def _cursor(connection: Any, dialect: Dialect) -> Iterator[Any]:
+    """A cursor that returns plain tuples and binds ``bind``'s placeholders, whatever the connection's settings.
+
+    The connection's own ``row_factory`` (psycopg's ``dict_row``, a
+    ``sqlite3`` dict factory) would turn ``tuple(row)`` into column names,
+    and a psycopg ``cursor_factory`` such as ``RawCursor`` would want ``$1``
+    placeholders: a cursor of the driver's own class with the tuple factory
+    is neither. DuckDB's rows are always tuples, and its ``cursor()`` is
+    another connection (without the temporary tables), so it gets the
+    connection itself.
+    """
+    if dialect is POSTGRESQL:
+        import psycopg
+        from psycopg.rows import tuple_row
+
+        with psycopg.Cursor(connection, row_factory=tuple_row) as cursor:
+            yield cursor
+    elif dialect is SQLITE:
+        cursor = sqlite3.Cursor(connection)
+        cursor.row_factory = None
+        try:
+            yield cursor
+        finally:
+            cursor.close()
+    else:
+        yield connection
+
+
 def fetch(connection: Any, dialect: Dialect, sql: str, params: dict | None = None) -> list[tuple]:
-    """Run one statement (``:name`` parameters) and return its rows."""
-    cursor = connection.execute(bind(sql, dialect), params or {})
-    # DuckDB returns the connection itself; all three have fetchall.
-    description = cursor.description
-    return [tuple(row) for row in cursor.fetchall()] if description else []
+    """Run one statement (``:name`` parameters) and return its rows as tuples."""
+    with _cursor(connection, dialect) as cursor:
+        cursor.execute(bind(sql, dialect), params or {})
+        return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
 
 
 def run(connection: Any, dialect: Dialect, sql: str, params: dict | None = None) -> None:
     """Run one statement that returns no rows."""
-    connection.execute(bind(sql, dialect), params or {})
+    with _cursor(connection, dialect) as cursor:
+        cursor.execute(bind(sql, dialect), params or {})
 
 
 def load(connection: Any, dialect: Dialect, table: str, columns: Sequence[str], data: Sequence[list]) -> None:
@@ -257,7 +286,7 @@ def existing_scratch(connection: Any, dialect: Dialect, names: Sequence[str]) ->
     SQLite and DuckDB, but not on PostgreSQL.
     """
     ours = {fold_name(name, dialect): name for name in names}
-    theirs = {row[0] for row in connection.execute(_TEMP_OBJECTS[dialect.name]).fetchall()}
+    theirs = {row[0] for row in fetch(connection, dialect, _TEMP_OBJECTS[dialect.name])}
     return sorted((name, ours[fold_name(name, dialect)]) for name in theirs if fold_name(name, dialect) in ours)
 
 
@@ -281,8 +310,10 @@ def scratch_search_path(connection: Any, dialect: Dialect) -> Iterator[None]:
     transaction (a query outside one would leave a transaction open). The
     user's value is read first and set back at the end; on an error the
     rollback sets it back. It is a SET LOCAL, which ends with the
-    transaction, so the session's own value is never changed. On SQLite and
-    DuckDB, which search their temporary schema first anyway and have no
+    transaction, so the session's own value is never changed. The value is
+    read through ``fetch``'s tuple cursor: with the connection's own
+    ``dict_row`` it would read the column's name. On SQLite and DuckDB,
+    which search their temporary schema first anyway and have no
     functions of the user's, it does nothing.
     """
     if dialect is not POSTGRESQL:
