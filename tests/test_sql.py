@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import re
 import socket
 import sqlite3
@@ -289,7 +290,7 @@ class TestDialectDifferences:
         uncast = text.replace("CAST(-two_i AS DOUBLE PRECISION)", "-two_i")
         assert uncast != text
         dialect = _dialect.dialect_of(connection)
-        _dialect.ensure_math(connection, dialect)
+        _dialect.prepare_functions(connection, dialect)
         rows = _dialect.fetch(connection, dialect, uncast, {"num_positions": 4, "d_model": 4, "base": 10000.0})
         table = np.zeros((4, 4))
         for pos, dim, val in rows:
@@ -837,6 +838,207 @@ class TestPostgresqlSearchPath:
         assert self.search_path(users_q) == self.USERS_PATH
 
 
+class TestUsersFunctions:
+    """Security re-review N7: a function of the user's named like one the queries call is refused.
+
+    Found: on DuckDB a macro ``exp`` (temporary, or saved in the database
+    file) answered for the built-in, and on SQLite a function registered on
+    the connection did: weights [0.3333, 0.3333, 0.3333] instead of
+    [0.6652, 0.09, 0.2447], with no error.
+    """
+
+    MACROS = {
+        "exp": "exp(x) AS 1.0",
+        "sqrt": "sqrt(x) AS x",
+        "sin": "sin(x) AS x",
+        "cos": "cos(x) AS x",
+        "power": "power(a, b) AS 1.0",
+        "sum": "sum(x) AS 7",
+        "max": "max(x) AS 7",
+        "count": "count(x) AS 7",
+        "generate_series": "generate_series(a, b, c) AS TABLE SELECT 1 AS g",
+    }
+
+    @staticmethod
+    def users_macros(conn) -> list[tuple]:
+        return conn.execute(
+            "SELECT database_name, schema_name, function_name FROM duckdb_functions() WHERE NOT internal ORDER BY ALL"
+        ).fetchall()
+
+    @pytest.mark.parametrize("temporary", [False, True], ids=["saved", "temp"])
+    @pytest.mark.parametrize("name", sorted(MACROS))
+    def test_a_duckdb_macro_named_like_a_builtin_is_refused(self, name, temporary):
+        conn = _duckdb().connect()
+        conn.execute(f"CREATE {'TEMP ' if temporary else ''}MACRO {self.MACROS[name]}")
+        macros = self.users_macros(conn)
+        where = f"{'temp' if temporary else 'memory'}.main.{name}"
+        for call in (
+            lambda: qkv.sql.attention(conn, *random_head(40)),
+            lambda: qkv.sql.sinusoidal_encoding(conn, 3, 4),
+            lambda: qkv.sql.sinusoidal_encoding(conn, 3, 4, method="generate_series"),
+        ):
+            with pytest.raises(ValueError, match=rf"connection has functions of its own named {name} \({where}\)"):
+                call()
+        assert self.users_macros(conn) == macros  # left alone
+        assert temp_objects(conn) == []
+
+    def test_a_macro_saved_in_the_database_file_is_refused_when_it_is_opened_again(self, tmp_path):
+        duckdb = _duckdb()
+        path = str(tmp_path / "mine.duckdb")
+        with duckdb.connect(path) as conn:
+            conn.execute("CREATE MACRO exp(x) AS 1.0")
+        with duckdb.connect(path) as conn:
+            with pytest.raises(ValueError, match=r"named exp \(mine\.main\.exp\).*DROP MACRO"):
+                qkv.sql.attention(conn, *random_head(41))
+
+    def test_the_reviews_duckdb_case_without_the_check_gave_wrong_weights(self, monkeypatch):
+        """Why the check exists: the macro answers for exp and nothing else notices."""
+        conn = _duckdb().connect()
+        conn.execute("CREATE MACRO exp(x) AS 1.0")
+        monkeypatch.setattr(_dialect, "users_functions", lambda connection, dialect: [], raising=False)
+        _, weights = qkv.sql.attention(conn, *random_head(42))
+        np.testing.assert_allclose(weights, np.full((5, 6), 1 / 6), **EXACT)
+
+    def test_other_macros_of_the_users_are_fine(self):
+        conn = _duckdb().connect()
+        conn.execute("CREATE MACRO my_exp(x) AS 1.0")
+        conn.execute("CREATE TEMP MACRO expo(x) AS 1.0")
+        assert_same_as_numpy(conn, *random_head(43))
+
+    SQLITE_FUNCTIONS = {
+        "exp": lambda conn: conn.create_function("exp", 1, lambda x: 1.0),
+        "sqrt": lambda conn: conn.create_function("SQRT", 1, lambda x: x),
+        "sin": lambda conn: conn.create_function("sin", 1, lambda x: x),
+        "cos": lambda conn: conn.create_function("cos", 1, lambda x: x),
+        "power": lambda conn: conn.create_function("power", 2, lambda a, b: 1.0),
+        "sum": lambda conn: conn.create_aggregate("sum", 1, Seven),
+        "max": lambda conn: conn.create_aggregate("max", 1, Seven),
+        "count": lambda conn: conn.create_aggregate("count", 0, Seven),
+    }
+
+    @pytest.mark.parametrize("listed", [True, False], ids=["function-list", "probe"])
+    @pytest.mark.parametrize("name", sorted(SQLITE_FUNCTIONS))
+    def test_a_function_registered_on_a_sqlite_connection_is_refused(self, name, listed, monkeypatch):
+        if not listed:  # a SQLite without PRAGMA function_list (before 3.30): the values tell
+            monkeypatch.setattr(_dialect, "sqlite_function_list", lambda connection: None, raising=False)
+        conn = sqlite3.connect(":memory:")
+        self.SQLITE_FUNCTIONS[name](conn)
+        for call in (
+            lambda: qkv.sql.attention(conn, *random_head(44)),
+            lambda: qkv.sql.sinusoidal_encoding(conn, 3, 4),
+        ):
+            with pytest.raises(
+                ValueError, match=rf"connection has functions of its own named {name}\b.*another connection"
+            ):
+                call()
+        assert temp_objects(conn) == [] and not conn.in_transaction
+
+    def test_the_reviews_sqlite_case(self):
+        conn = sqlite3.connect(":memory:")
+        conn.create_function("exp", 1, lambda x: 1.0)
+        with pytest.raises(ValueError, match=r"named exp\b.*registered on the sqlite3 connection"):
+            qkv.sql.attention(conn, np.eye(2), np.eye(2), np.eye(2))
+
+    def test_a_registered_function_that_is_pythons_own_math_is_fine(self):
+        # Also what qkv.sql registers itself on a SQLite built without math functions.
+        conn = sqlite3.connect(":memory:")
+        conn.create_function("exp", 1, math.exp)
+        conn.create_function("my_sum", 1, lambda x: 7)
+        assert_same_as_numpy(conn, *random_head(45))
+
+    def test_postgresql_needs_no_check(self, pg):
+        # Its search_path (pg_temp, pg_catalog) keeps the user's functions out: TestPostgresqlSearchPath.
+        assert _dialect.users_functions(pg, _dialect.POSTGRESQL) == []
+
+
+class Seven:
+    """An aggregate of the user's that always returns 7."""
+
+    def step(self, *args):
+        pass
+
+    def finalize(self):
+        return 7
+
+
+class TestRowFactories:
+    """Security re-review N8: the connection's row factory does not change what qkv.sql reads.
+
+    Found: with psycopg's dict_row, attention raised an IndexError and left
+    the user's open transaction with search_path = 'current_setting'.
+    """
+
+    @pytest.fixture(params=["dict_row", "namedtuple_row", "RawCursor"])
+    def users_pg(self, request):
+        """A PostgreSQL connection with another row factory (or cursor), inside the user's transaction."""
+        import psycopg
+        import psycopg.rows
+
+        conn = _open("PostgreSQL", request, autocommit=False)
+        if request.param == "RawCursor":
+            conn.cursor_factory = psycopg.RawCursor
+        else:
+            conn.row_factory = getattr(psycopg.rows, request.param)
+        conn.execute("CREATE TABLE notes (a text)")
+        conn.execute("INSERT INTO notes VALUES ('mine')")
+        yield conn
+        conn.rollback()
+        conn.close()
+
+    @staticmethod
+    def state(conn) -> tuple:
+        """The search_path and the notes, read with a tuple cursor, and the transaction status."""
+        import psycopg.rows
+
+        with conn.cursor(row_factory=psycopg.rows.tuple_row) as cursor:
+            path = cursor.execute("SHOW search_path").fetchall()
+            notes = cursor.execute("SELECT * FROM notes").fetchall()
+        return path, notes, conn.info.transaction_status.name
+
+    def test_attention_and_its_table_work_and_leave_the_transaction_as_it_was(self, users_pg):
+        before = self.state(users_pg)
+        assert before[1:] == ([("mine",)], "INTRANS")
+        assert_same_as_numpy(users_pg, *random_head(50))
+        table = qkv.sql.sinusoidal_encoding(users_pg, 5, 6)
+        np.testing.assert_allclose(table, qkv.sinusoidal_encoding(5, 6), **EXACT)
+        with qkv.sql.attention_views(users_pg, *random_head(50)) as views:
+            assert views.rows("SELECT COUNT(*) FROM q") == [(20,)]
+            assert "Sort" in views.plan() or "Aggregate" in views.plan()
+        assert "Aggregate" in qkv.sql.explain(users_pg, *random_head(50))
+        assert self.state(users_pg) == before
+
+    @pytest.mark.parametrize("outcome", ["clash", "database-error", "error-in-the-block"])
+    def test_the_search_path_is_restored_on_every_error(self, users_pg, outcome):
+        before = self.state(users_pg)
+        if outcome == "clash":
+            users_pg.execute("CREATE TEMP TABLE output (mine INTEGER)")
+            with pytest.raises(ValueError, match="named output"):
+                qkv.sql.attention(users_pg, *random_head(51))
+        elif outcome == "database-error":
+            with pytest.raises(ValueError, match="overflow"):
+                qkv.sql.attention(users_pg, *TestOverflow.SUM_ORDER)
+        else:
+            with pytest.raises(RuntimeError, match="the user's own"):
+                with qkv.sql.attention_views(users_pg, *random_head(51)):
+                    raise RuntimeError("the user's own error")
+        assert self.state(users_pg) == before
+
+    @pytest.mark.parametrize(
+        "row_factory",
+        [sqlite3.Row, lambda cursor, row: {d[0]: v for d, v in zip(cursor.description, row)}],
+        ids=["sqlite3.Row", "dict"],
+    )
+    def test_sqlite_with_a_row_factory(self, row_factory):
+        conn = sqlite3.connect(":memory:")
+        conn.row_factory = row_factory
+        conn.create_function("my_exp", 1, math.exp)  # so the function check reads rows too
+        assert_same_as_numpy(conn, *random_head(52))
+        table = qkv.sql.sinusoidal_encoding(conn, 5, 6)
+        np.testing.assert_allclose(table, qkv.sinusoidal_encoding(5, 6), **EXACT)
+        assert "USE TEMP B-TREE FOR GROUP BY" in qkv.sql.explain(conn, *random_head(52))
+        assert conn.row_factory is row_factory
+
+
 class TestSizeUpFront:
     """Security review L9: qkv.sql.attention and explain refuse scores above the NumPy API's limit up front.
 
@@ -990,6 +1192,31 @@ class TestFiles:
         assert len(_dialect.statements(text)) == count
         expected = {"num_positions", "d_model", "base"} if name.startswith("sinusoidal") else set()
         assert _dialect.parameter_names(text) == expected
+
+    def test_the_function_list_names_every_function_the_files_call(self):
+        """users_functions looks for exactly these names (re-review N7): a new function in a file must be added."""
+        words = set()
+        for name in qkv.sql.QUERY_NAMES:
+            code = _dialect._code_of(qkv.sql.query_text(name))
+            words |= {word.lower() for word in re.findall(r"\b([A-Za-z_]\w*)\s*\(", code)}
+        builtins = {
+            row[0] for row in _duckdb().connect().execute("SELECT function_name FROM duckdb_functions()").fetchall()
+        }
+        assert words & builtins == set(_dialect.QUERY_FUNCTIONS)
+        # The rest are tables, CTEs and keywords: CAST(x AS t) and OVER (...) are syntax, not calls.
+        assert words - builtins == {
+            "allowed",
+            "as",
+            "cast",
+            "k",
+            "key",
+            "over",
+            "pairs",
+            "positions",
+            "q",
+            "tokens",
+            "v",
+        }
 
     def test_bind_writes_each_drivers_placeholders(self):
         sql = "SELECT :a, '%', x::INTEGER WHERE y < :b_2 -- time: now"

@@ -47,6 +47,20 @@ create is read, written or dropped:
   block too), so no table, function or operator of yours (a ``sin`` or
   ``exp`` in ``public``) answers for one of the queries' names. Your own
   setting is restored afterwards, on success or error.
+* The queries' functions (``exp``, ``sqrt``, ``sin``, ``cos``, ``power``,
+  ``sum``, ``max``, ``count``, ``generate_series``) are the database's
+  own. SQLite and DuckDB would run a function of yours of the same name
+  instead (a DuckDB macro, ``CREATE MACRO exp(x) AS ...``, temporary or
+  saved in the database file; a function registered on a ``sqlite3``
+  connection with ``create_function`` or ``create_aggregate``), so a call
+  refuses to start, with a ValueError that names it, if the connection
+  has one. On SQLite a registered function that gives Python's ``math``
+  value is allowed (that is what qkv.sql registers itself on a SQLite
+  built without math functions).
+* Rows are read through a cursor of qkv.sql's own, so your connection's
+  ``row_factory`` (psycopg's ``dict_row``, a ``sqlite3`` dict factory) or
+  psycopg ``cursor_factory`` does not change what a call reads; it stays
+  set on your connection.
 * Your own open transaction is neither committed nor rolled back. A call
   that fails on SQLite or PostgreSQL rolls back to a savepoint. DuckDB has
   no savepoints and aborts a transaction on any database error, so if the
@@ -274,7 +288,10 @@ class AttentionViews:
         self._dialect = dialect
 
     def rows(self, sql: str) -> list[tuple]:
-        """The rows of one parameterless SELECT, e.g. ``"SELECT * FROM scores"``."""
+        """The rows of one parameterless SELECT, e.g. ``"SELECT * FROM scores"``, as tuples.
+
+        Tuples whatever the connection's ``row_factory``.
+        """
         return _dialect.fetch(self.connection, self._dialect, sql)
 
     def plan(self, sql: str = READ_OUTPUT) -> str:
@@ -332,7 +349,7 @@ def attention_views(connection: Any, query: Any, key: Any, value: Any, mask: Any
     q, k, v = _check_head(query, key, value)
     mask_arr = None if mask is None else _check_bool_mask(mask, (q.shape[0], k.shape[0]))
     mask_file = _mask_file(mask_arr)
-    _dialect.ensure_math(connection, dialect)
+    _dialect.prepare_functions(connection, dialect)
     try:
         with _dialect.scratch(connection, dialect, VIEWS, INPUT_TABLES + MASK_TABLES[mask_file]):
             yield from _create_and_load(connection, dialect, q, k, v, mask_arr, mask_file)
@@ -415,8 +432,9 @@ def attention(connection: Any, query: Any, key: Any, value: Any, mask: Any = Non
         ``(L_q, L_k)`` scores would exceed ``qkv._checks.MAX_ARRAY_BYTES``
         (2 GiB; refused before the database runs, in the words of
         ``qkv.scaled_dot_product_attention``); the connection already has a
-        temporary object whose name clashes with a scratch name (refused
-        before anything runs; the message names it); a score
+        temporary object whose name clashes with a scratch name, or (SQLite,
+        DuckDB) a function of its own named like one the queries call
+        (both refused before anything runs; the message names it); a score
         ``query @ key.T / sqrt(d_k)`` overflows float64 (checked before the
         database runs: the rows' norms rule overflow out in O(L d) work;
         where they cannot, NumPy computes the scores with
@@ -574,8 +592,10 @@ def sinusoidal_encoding(
     ValueError
         If a size is not positive, ``d_model`` is odd, ``base <= 1``, the
         table would exceed ``qkv._checks.MAX_ARRAY_BYTES`` (as in
-        :func:`qkv.sinusoidal_encoding`), or ``method`` is unknown or
-        ``"generate_series"`` on SQLite.
+        :func:`qkv.sinusoidal_encoding`), ``method`` is unknown or
+        ``"generate_series"`` on SQLite, or (SQLite, DuckDB) the connection
+        has a function of its own named like one the query calls (``sin``,
+        ``cos``, ``power``, ...; the message names it).
 
     Examples
     --------
@@ -597,7 +617,7 @@ def sinusoidal_encoding(
         raise ValueError(f"method must be 'recursive' or 'generate_series', got {method!r}")
     if method == "generate_series" and not dialect.has_generate_series:
         raise ValueError(f"method='generate_series' needs PostgreSQL or DuckDB: {dialect.name} has no generate_series")
-    _dialect.ensure_math(connection, dialect)
+    _dialect.prepare_functions(connection, dialect)
     params = {"num_positions": num_positions, "d_model": d_model, "base": base}
     table = np.zeros((num_positions, d_model))
     with _dialect.scratch_search_path(connection, dialect):  # PostgreSQL: only its own sin and cos

@@ -15,6 +15,11 @@ loading rows                executemany      ``UNNEST`` of    ``UNNEST`` of
                             functions:
                             registered here
                             otherwise
+a function of the user's    registered on    in ``public``:   a macro (temp
+named ``exp`` (or ``sum``)  the connection:  ``search_path``  or saved):
+                            answers for      keeps it out     answers for
+                            the built-in:                     the built-in:
+                            refused                           refused
 plan of a query             ``EXPLAIN QUERY  ``EXPLAIN``      ``EXPLAIN``
                             PLAN``
 undo on error               ``SAVEPOINT``    a transaction    drop what was
@@ -43,7 +48,11 @@ an object that the database would take for one of them (compared the
 database's way, ``fold_name``), and on PostgreSQL it points ``search_path``
 at ``pg_temp`` first (and ``pg_catalog`` for functions and operators, so
 no function of the user's can answer for ``exp`` or ``sqrt``) and restores
-the user's value afterwards.
+the user's value afterwards. On SQLite and DuckDB, where nothing keeps a
+function of the user's from coming before the built-in of its name,
+``prepare_functions`` refuses a connection on which
+a function of the user's would answer for one the files call
+(``users_functions``); the files stay one text, unqualified.
 
 Two more differences are handled in the SQL text itself, the same way for
 all three (see the comments in the files): PostgreSQL raises "value out of
@@ -159,17 +168,46 @@ def _code_of(sql: str) -> str:
     return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--")).strip()
 
 
+@contextlib.contextmanager
+def _cursor(connection: Any, dialect: Dialect) -> Iterator[Any]:
+    """A cursor that returns plain tuples and binds ``bind``'s placeholders, whatever the connection's settings.
+
+    The connection's own ``row_factory`` (psycopg's ``dict_row``, a
+    ``sqlite3`` dict factory) would turn ``tuple(row)`` into column names,
+    and a psycopg ``cursor_factory`` such as ``RawCursor`` would want ``$1``
+    placeholders: a cursor of the driver's own class with the tuple factory
+    is neither. DuckDB's rows are always tuples, and its ``cursor()`` is
+    another connection (without the temporary tables), so it gets the
+    connection itself.
+    """
+    if dialect is POSTGRESQL:
+        import psycopg
+        from psycopg.rows import tuple_row
+
+        with psycopg.Cursor(connection, row_factory=tuple_row) as cursor:
+            yield cursor
+    elif dialect is SQLITE:
+        cursor = sqlite3.Cursor(connection)
+        cursor.row_factory = None
+        try:
+            yield cursor
+        finally:
+            cursor.close()
+    else:
+        yield connection
+
+
 def fetch(connection: Any, dialect: Dialect, sql: str, params: dict | None = None) -> list[tuple]:
-    """Run one statement (``:name`` parameters) and return its rows."""
-    cursor = connection.execute(bind(sql, dialect), params or {})
-    # DuckDB returns the connection itself; all three have fetchall.
-    description = cursor.description
-    return [tuple(row) for row in cursor.fetchall()] if description else []
+    """Run one statement (``:name`` parameters) and return its rows as tuples."""
+    with _cursor(connection, dialect) as cursor:
+        cursor.execute(bind(sql, dialect), params or {})
+        return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
 
 
 def run(connection: Any, dialect: Dialect, sql: str, params: dict | None = None) -> None:
     """Run one statement that returns no rows."""
-    connection.execute(bind(sql, dialect), params or {})
+    with _cursor(connection, dialect) as cursor:
+        cursor.execute(bind(sql, dialect), params or {})
 
 
 def load(connection: Any, dialect: Dialect, table: str, columns: Sequence[str], data: Sequence[list]) -> None:
@@ -192,16 +230,126 @@ def load(connection: Any, dialect: Dialect, table: str, columns: Sequence[str], 
     run(connection, dialect, f"INSERT INTO {table} ({names}) SELECT {unnest}", dict(zip(columns, data)))
 
 
-def ensure_math(connection: Any, dialect: Dialect) -> None:
-    """Give SQLite ``exp``, ``sqrt``, ``sin``, ``cos``, ``power`` if it lacks them.
+def prepare_functions(connection: Any, dialect: Dialect) -> None:
+    """Make the queries' functions the database's own, before a call runs anything.
 
-    SQLite has them only when built with SQLITE_ENABLE_MATH_FUNCTIONS
-    (3.35 or later); Python's own math is the same C library's.
+    First ``refuse_users_functions``: a ValueError if a function of the
+    user's would answer for one of ``QUERY_FUNCTIONS``. Then give SQLite
+    ``exp``, ``sqrt``, ``sin``, ``cos``, ``power`` if it lacks them: SQLite
+    has them only when built with SQLITE_ENABLE_MATH_FUNCTIONS (3.35 or
+    later); Python's own math is the same C library's.
     """
+    refuse_users_functions(connection, dialect)
     if dialect is not SQLITE or sqlite_has_math(connection):
         return
     for name, (arity, function) in SQLITE_MATH.items():
         connection.create_function(name, arity, function, deterministic=True)
+
+
+#: Every function the ``.sql`` files call (tests/test_sql.py checks the files
+#: against it). On DuckDB a macro of the user's (``CREATE MACRO exp(x) AS
+#: 1.0``, temporary or saved in the database file) answers for the built-in
+#: of its name, aggregates and ``generate_series`` too; on SQLite so does a
+#: function registered on the connection (``create_function``,
+#: ``create_aggregate``). ``users_functions`` finds them.
+QUERY_FUNCTIONS = ("count", "cos", "exp", "generate_series", "max", "power", "sin", "sqrt", "sum")
+
+# Arguments at which a registered math function must give Python's value
+# exactly (what prepare_functions registers is Python's math itself).
+_MATH_PROBES = {"exp": (0.7,), "sqrt": (2.0,), "sin": (0.7,), "cos": (0.7,), "power": (10000.0, -0.25)}
+# The aggregates and windows the files use, over the values 1.5 and 2.25.
+_AGGREGATE_PROBES = {
+    "sum": ("SELECT sum(x) FROM t", 3.75),
+    "max": ("SELECT max(x) FROM t", 2.25),
+    "count": ("SELECT count(*) FROM t", 2),
+}
+
+
+def users_functions(connection: Any, dialect: Dialect) -> list[str]:
+    """The functions of the user's on ``connection`` that would answer for one of ``QUERY_FUNCTIONS``.
+
+    Each one as ``database.schema.name`` (DuckDB) or its name (SQLite),
+    sorted. DuckDB lists them in ``duckdb_functions()`` as not internal
+    (a Python function cannot take a built-in's name there). SQLite lists
+    them in ``PRAGMA function_list`` (3.30 and later) as not built in; a
+    math function that gives Python's value is allowed, since that is what
+    ``prepare_functions`` registers on a SQLite built without them. Where the
+    pragma lists nothing, each function is tried on a few values instead.
+    PostgreSQL needs none of this: during a call its ``search_path`` finds
+    functions only in ``pg_catalog`` (``scratch_search_path``).
+    """
+    if dialect is DUCKDB:
+        rows = fetch(
+            connection,
+            dialect,
+            "SELECT database_name, schema_name, function_name FROM system.main.duckdb_functions() WHERE NOT internal",
+        )
+        return sorted(
+            {
+                f"{database}.{schema}.{name}"
+                for database, schema, name in rows
+                if fold_name(name, dialect) in QUERY_FUNCTIONS
+            }
+        )
+    if dialect is not SQLITE:
+        return []
+    listed = sqlite_function_list(connection)
+    if listed is None:
+        suspects = set(QUERY_FUNCTIONS) - {"generate_series"}  # which Python's sqlite3 does not have
+    else:
+        suspects = {fold_name(name, dialect) for name, builtin in listed if not builtin} & set(QUERY_FUNCTIONS)
+    return sorted(name for name in suspects if not _gives_the_builtins_value(connection, name))
+
+
+def sqlite_function_list(connection: sqlite3.Connection) -> list[tuple[str, bool]] | None:
+    """``PRAGMA function_list`` as (name, built in) pairs, or None where it lists nothing (before 3.30)."""
+    with _cursor(connection, SQLITE) as cursor:
+        cursor.execute("PRAGMA function_list")
+        columns = [column[0] for column in cursor.description or ()]
+        rows = cursor.fetchall()
+    if not rows or "builtin" not in columns:
+        return None
+    name, builtin = columns.index("name"), columns.index("builtin")
+    return [(row[name], bool(row[builtin])) for row in rows]
+
+
+def _gives_the_builtins_value(connection: sqlite3.Connection, name: str) -> bool:
+    """Whether SQLite's ``name`` gives what the built-in (Python's math, for math) gives on a few values."""
+    if name in _MATH_PROBES:
+        args = _MATH_PROBES[name]
+        sql = f"SELECT {name}({', '.join('?' * len(args))})"
+        expected = getattr(math, {"power": "pow"}.get(name, name))(*args)
+    else:
+        sql, expected = _AGGREGATE_PROBES[name]
+        sql = f"WITH t(x) AS (VALUES (1.5), (2.25)) {sql}"
+        args = ()
+    try:
+        with _cursor(connection, SQLITE) as cursor:
+            got = cursor.execute(sql, args).fetchall()
+    except sqlite3.OperationalError as exc:
+        # No such function: prepare_functions registers Python's own.
+        return "no such function" in str(exc)
+    except Exception:  # the user's function raised: not the built-in
+        return False
+    return got == [(expected,)]
+
+
+def refuse_users_functions(connection: Any, dialect: Dialect) -> None:
+    """Raise a ValueError naming the user's functions that ``users_functions`` finds, before anything runs."""
+    found = users_functions(connection, dialect)
+    if not found:
+        return
+    if dialect is DUCKDB:
+        how = "DuckDB would run yours instead of its built-in"
+        remedy = "drop them (DROP MACRO name, or DROP MACRO TABLE for a table macro) or pass another connection"
+    else:
+        how = "SQLite would run the one registered on the sqlite3 connection instead of its built-in"
+        remedy = "a function cannot be unregistered from a sqlite3 connection: pass another connection"
+    names = ", ".join(name if "." not in name else f"{name.rsplit('.', 1)[1]} ({name})" for name in found)
+    raise ValueError(
+        f"connection has functions of its own named {names}, which qkv.sql's queries call: {how}, and "
+        f"the weights or the table would be silently wrong; qkv.sql has run nothing: {remedy}"
+    )
 
 
 def sqlite_has_math(connection: sqlite3.Connection) -> bool:
@@ -257,7 +405,7 @@ def existing_scratch(connection: Any, dialect: Dialect, names: Sequence[str]) ->
     SQLite and DuckDB, but not on PostgreSQL.
     """
     ours = {fold_name(name, dialect): name for name in names}
-    theirs = {row[0] for row in connection.execute(_TEMP_OBJECTS[dialect.name]).fetchall()}
+    theirs = {row[0] for row in fetch(connection, dialect, _TEMP_OBJECTS[dialect.name])}
     return sorted((name, ours[fold_name(name, dialect)]) for name in theirs if fold_name(name, dialect) in ours)
 
 
@@ -281,9 +429,11 @@ def scratch_search_path(connection: Any, dialect: Dialect) -> Iterator[None]:
     transaction (a query outside one would leave a transaction open). The
     user's value is read first and set back at the end; on an error the
     rollback sets it back. It is a SET LOCAL, which ends with the
-    transaction, so the session's own value is never changed. On SQLite and
-    DuckDB, which search their temporary schema first anyway and have no
-    functions of the user's, it does nothing.
+    transaction, so the session's own value is never changed. The value is
+    read through ``fetch``'s tuple cursor: with the connection's own
+    ``dict_row`` it would read the column's name. On SQLite and DuckDB,
+    which search their temporary schema first anyway, it does nothing; the
+    user's functions there are refused by ``prepare_functions``.
     """
     if dialect is not POSTGRESQL:
         yield
