@@ -253,3 +253,74 @@ def test_the_docstring_examples_hold():
 
     for module in (prose_numbers, page_blocks):
         assert doctest.testmod(module).failed == 0, module.__name__
+
+
+def test_a_hand_written_output_box_or_textarea_shows_its_numbers(tmp_path):
+    """Re-review N4: a hand-written class="qkv-output" paragraph or div looks exactly like a verified Output box
+    (qkv.css draws both), and a <textarea> shows its text: their numbers went unchecked. Only the fences the
+    pipeline makes are output blocks."""
+    text = (
+        "# Numbers\n\n"
+        "Control: the weight is 0.6652.\n\n"  # 3
+        "The weight of grows is 0.2447.\n{: .qkv-output }\n\n"  # 5
+        '<div class="qkv-output" markdown>\nbank attends money with weight 0.1192\n</div>\n\n'  # 9
+        '<p class="qkv-output">0.3333</p>\n\n'  # 12
+        "<textarea readonly>weights 0.2689 0.7311</textarea>\n\n"  # 14
+        "```python\nprint(0.1234)\n```\n\n```output\n0.1234\n```\n"
+    )
+    assert unchecked_numbers(write(tmp_path, text), "docs/zz/numbers2.md") == [
+        f"docs/zz/numbers2.md:{line}: {number} is not in any verified output"
+        for line, number in [
+            (3, "0.6652"),
+            (5, "0.2447"),
+            (9, "0.1192"),
+            (12, "0.3333"),
+            (14, "0.2689"),
+            (14, "0.7311"),
+        ]
+    ]
+
+
+def test_formulas_are_read_from_the_mathml_the_build_makes(tmp_path):
+    """Re-review N5: TeX was read through a model of what it shows; \\color, \\vphantom, \\overset{}{6} and
+    \\textcolor split a number in the source that the reader sees whole. The check now reads the text of the
+    MathML that hooks.mathml() makes for the page (a phantom shows nothing)."""
+    text = (
+        "# Numbers\n\n"
+        "Control: the weight is 0.6652.\n\n"  # 3
+        "A: the weight is $0.6\\color{teal}652$.\n\n"  # 5
+        "B: the weight is $0.6\\vphantom{x}652$.\n\n"  # 7
+        "C: the weight is $0.6\\overset{}{6}52$.\n\n"  # 9
+        "D: the weight is $0.6\\textcolor{black}{652}$.\n\n"  # 11
+        "Invisible: $x\\phantom{0.1234}$, and a verified $0.2\\color{teal}5$.\n\n"  # 13
+        "```python\nprint(0.25)\n```\n\n```output\n0.25\n```\n"
+    )
+    assert unchecked_numbers(write(tmp_path, text), "docs/zz/numbers3.md") == [
+        f"docs/zz/numbers3.md:{line}: 0.6652 is not in any verified output" for line in (3, 5, 7, 9, 11)
+    ]
+
+
+def test_notebook_markdown_is_read_as_nbconvert_renders_it(tmp_path):
+    """Re-review N6: notebook pages are rendered by nbconvert, which has no abbreviations and no attribute
+    lists: the page shows `*[PE]: ... 0.0900` and the `{: .qkv-output }` paragraph's number, which
+    Python-Markdown (the check's renderer then) removed or hid."""
+    notebook = write(
+        tmp_path,
+        "# %% [markdown]\n"
+        "# # Numbers on a notebook page\n"
+        "#\n"
+        "# Control: the weight is 0.6652.\n"  # 4
+        "#\n"
+        "# *[PE]: the weight of bank is 0.0900\n"  # 6
+        "#\n"
+        "# The weight of grows is 0.2447.\n"  # 8
+        "# {: .qkv-output }\n"
+        "#\n"
+        "# Its score is $0.6\\color{teal}652$.\n"  # 11
+        "\n# %%\nprint('hello')\n",
+        "zz_numbers.py",
+    )
+    assert unchecked_numbers(notebook, "docs/notebooks/zz_numbers.py") == [
+        f"docs/notebooks/zz_numbers.py:{line}: {number} is not in any verified output"
+        for line, number in [(4, "0.6652"), (6, "0.0900"), (8, "0.2447"), (11, "0.6652")]
+    ]

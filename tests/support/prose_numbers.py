@@ -22,30 +22,42 @@ that declares them.
 The numbers are those a reader sees: the page is rendered with the site's
 Markdown extensions (mkdocs.yml) and its text read (:func:`shown_numbers`),
 so an escape, a character reference, an inline tag or emphasis inside a
-number, a soft hyphen or zero-width character, and TeX's ``{}`` or spaces in
-a formula hide nothing. Each unchecked number is then found on its source
+number, a soft hyphen or zero-width character hide nothing. Formulas are
+read from the MathML the build makes (``hooks.mathml``, through the build's
+own math step), not from their TeX: what TeX command splits a number in the
+source (``0.6\\color{teal}652``) does not matter, only what shows. Only the
+``output`` fences the pipeline makes are output blocks: a hand-written
+``class="qkv-output"`` element (drawn exactly like one) is prose, and so is
+a ``<textarea>``'s text. Each unchecked number is then found on its source
 line, for the message.
 
 Notebook pages count too: the markdown cells of ``docs/notebooks/*.py``
 (checked against what their code cells print, run in a fresh interpreter)
-and of ``docs/exercises/*.ipynb`` (against their stored outputs).
+and of ``docs/exercises/*.ipynb`` (against their stored outputs). Each cell
+is rendered as the site renders it: by nbconvert (no abbreviations or
+attribute lists there), sanitised, ``$...$`` as MathML.
 """
 
 from __future__ import annotations
 
 import collections
 import functools
+import html
 import json
 import re
+import secrets
 import threading
 import unicodedata
 from html.parser import HTMLParser
 from pathlib import Path
+from xml.etree import ElementTree
 
 import markdown
 
-import notebooks  # docs/hooks, on pytest's pythonpath
+import hooks  # docs/hooks, on pytest's pythonpath: the build's own math step
+import notebooks
 import parts
+import safety
 from page_blocks import OUTPUT_LANGUAGE, read_page, split_page, verified_outputs
 
 #: Characters that separate thousands: comma, space, no-break, thin and narrow no-break space.
@@ -110,71 +122,109 @@ _SUP, _END_SUP, _SUB, _END_SUB = "\x02", "\x03", "\x04", "\x05"
 _SPACE, _THIN = "\x06", "\x07"  # a space that TeX shows (\ , \quad; \, \: \;)
 _SUPERSCRIPT_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-")
 _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻]+")
-#: ``3.7 × 10⁻¹⁴`` (TeX's ``3.7 \times 10^{-14}``, HTML's ``3.7 × 10<sup>-14</sup>``) is 3.7e-14.
+#: ``3.7 × 10⁻¹⁴`` (TeX's ``3.7 \\times 10^{-14}``, HTML's ``3.7 × 10<sup>-14</sup>``) is 3.7e-14.
 _TIMES_TEN_TO = re.compile(
     rf"(?<![\w.])(\d+(?:\.\d+)?)\s*[×⋅·]\s*10\s*(?:{_SUP}\s*([-+]?\d+)\s*{_END_SUP}|\^\s*\{{?\s*([-+]?\d+)\s*\}}?)"
 )
-#: TeX commands whose two arguments show apart (a fraction's top and bottom).
-_TWO_PARTS = "[dtc]?frac|[dt]?binom|overset|underset|stackrel|overbrace|underbrace"
-_PARTS = "\x0e"
-#: TeX commands that show nothing.
-_INVISIBLE = (
-    "relax|displaystyle|textstyle|scriptstyle|scriptscriptstyle|left|right|middle|[bB]igg?[lrm]?|"
-    "limits|nolimits|strut|mathstrut|allowbreak|nobreak|mkern|kern|hspace|negthinspace"
-)
-_TEX_TEXT = re.compile(r"\\(?:text(?:rm|bf|it|tt|sf|normal)?|mbox|hbox)\s*\{([^{}]*)\}")
+
+# --- formulas: the text of the MathML the build makes -------------------------------
+
+#: MathML elements whose children show apart from each other (a fraction's top and bottom, a table's cells).
+_APART = frozenset({"mfrac", "msqrt", "mtd", "mtr", "mlabeledtr", "mmultiscripts"})
+#: MathML elements that show nothing.
+_UNSEEN = frozenset({"mphantom", "annotation", "annotation-xml", "mprescripts", "none"})
+_MATH = re.compile(r"<math\b[^>]*>.*?</math\s*>", re.DOTALL | re.IGNORECASE)
+_LENGTH = re.compile(r"\s*(-?\d*\.?\d+)\s*(em|ex|pt|px|mu)?\s*$")
+_EM_PER = {"em": 1.0, "ex": 0.5, "pt": 0.1, "px": 1 / 16, "mu": 1 / 18, None: 1.0}
 
 
-def _math_as_seen(tex: str) -> str:
-    """What a formula (no ``\\text``) shows: command names, braces and source
-    spaces are not shown (``0.6{}652`` and ``0.6 652`` show 0.6652), spacing
-    commands are, ``^``/``_`` make a superscript/subscript."""
-    tex = tex.replace("\\\\", _SPACE)
-    tex = re.sub(r"\\[,:;>]|\\thinspace(?![a-zA-Z])", _THIN, tex)
-    tex = re.sub(r"\\(?:q?quad|enspace)(?![a-zA-Z])|\\ |~", _SPACE, tex)
-    tex = re.sub(r"\\!", "", tex)
-    tex = re.sub(r"\\(?:times|cdot)(?![a-zA-Z])", "×", tex)
-    # A command's name is not shown: one that takes an argument (\mathbf{...}) or
-    # shows nothing (\relax) leaves its neighbours together; a symbol (\pi,
-    # \approx) stands between them.
-    # A comma in a formula is punctuation, with space after it ([0.90, 0.10]);
-    # {,} is TeX's comma between digits (18{,}944).
-    tex = re.sub(r"\{\s*,\s*\}", "\x0f", tex).replace(",", "," + _THIN).replace("\x0f", ",")
-    # \frac{a}{b} (and its kin) shows its arguments apart.
-    tex = re.sub(rf"\\(?:{_TWO_PARTS})(?![a-zA-Z])", _PARTS, tex)
-    tex = re.sub(rf"\\(?:[a-zA-Z]+\*?(?=\s*\{{)|(?:{_INVISIBLE})(?![a-zA-Z]))", "", tex)
-    tex = re.sub(r"\\[a-zA-Z]+\*?", _SPACE, tex)
-    tex = re.sub(r"\\(.)", r"\1", tex)  # \{ \% \&: the character
-    while True:  # groups from the innermost out; ^{...} and _{...} become marked scripts
-        before = tex
-        tex = re.sub(rf"{_PARTS}\s*\{{([^{{}}]*)\}}", rf"{_SPACE}\1{_SPACE}", tex)
-        tex = re.sub(rf"(?<![\^_{_PARTS}])\{{([^{{}}]*)\}}", r"\1", tex)
-        tex = re.sub(r"\^\s*\{([^{}]*)\}", rf"{_SUP}\1{_END_SUP}", tex)
-        tex = re.sub(r"_\s*\{([^{}]*)\}", rf"{_SUB}\1{_END_SUB}", tex)
-        if tex == before:
-            break
-    tex = re.sub(r"\^\s*([^\s{}])", rf"{_SUP}\1{_END_SUP}", tex)
-    tex = re.sub(r"_\s*([^\s{}])", rf"{_SUB}\1{_END_SUB}", tex)
-    tex = re.sub(r"\s+", "", tex).replace("{", "").replace("}", "").replace("&", _SPACE)
-    # Each letter is a symbol of its own (x0.66 is x times 0.66), but 1.5e-3 stays a number.
-    tex = re.sub(r"(?<=\d)([eE])(?=[-+]?\d)", "\x08", tex)
-    tex = re.sub(r"([^\W\d_]+)", r" \1 ", tex).replace("\x08", "e")
-    return tex.replace(_SPACE, " ").replace(_THIN, "\u2009")
+def _space(width: str) -> str:
+    """What an ``<mspace width=...>`` shows between two digits: nothing (zero
+    or negative, TeX's ``\\!``), a thin space (below 0.3em: ``\\,``, ``\\;``;
+    :func:`as_seen` joins decimals split by one), or a space."""
+    width = width.strip().lower()
+    if width.startswith("negative"):
+        return ""
+    if width in {"thinmathspace", "mediummathspace", "thickmathspace", "veryverythinmathspace", "verythinmathspace"}:
+        return _THIN
+    match = _LENGTH.match(width)
+    if match is None:
+        return _SPACE
+    ems = float(match[1]) * _EM_PER[match[2]]
+    return "" if ems <= 0 else _THIN if ems < 0.3 else _SPACE
 
 
-def tex_as_seen(tex: str) -> str:
-    r"""The text a TeX formula shows, as far as its numbers go.
+def _mathml_text(element, after: list[str], alone: bool = False) -> str:
+    """The text one MathML element shows, with superscripts and subscripts
+    marked; what stands over or under a base (``\\overset``, ``\\hat``, a
+    brace's label) goes to ``after``, apart from the base's neighbours.
+    ``alone``: the element is its parent's only child."""
+    tag = element.tag.rsplit("}", 1)[-1].lower()
+    children = list(element)
+    if tag in _UNSEEN:
+        return ""
+    if tag == "mspace":
+        return _space(element.get("width", "0"))
+    parts = [_mathml_text(child, after, len(children) == 1) for child in children]
+    if tag in {"msup", "msub", "msubsup"} and len(parts) >= 2:
+        marks = {"msup": [(_SUP, _END_SUP)], "msub": [(_SUB, _END_SUB)]}.get(tag, [(_SUB, _END_SUB), (_SUP, _END_SUP)])
+        return parts[0] + "".join(f"{a}{script}{b}" for (a, b), script in zip(marks, parts[1:]))
+    if tag in {"mover", "munder", "munderover"} and parts:
+        after += [_SPACE + script + _SPACE for script in parts[1:]]
+        return parts[0]
+    if tag == "mroot" and len(parts) == 2:
+        return _SPACE + parts[1] + _SPACE + parts[0] + _SPACE
+    text = (element.text or "").strip()
+    if tag == "mtext":
+        text = (element.text or "").replace("\u00a0", " ")
+    elif tag == "mo" and text == "," and not alone:
+        text = "," + _THIN  # a comma between a formula's terms ([0.90, 0.10]); {,} is the one between digits
+    inner = text + "".join(parts)
+    if tag in _APART:
+        inner = _SPACE + _SPACE.join(parts) + _SPACE
+    return inner + (element.tail or "").strip()
 
-    >>> [as_seen(tex_as_seen(tex)) for tex in (r"3.7 \times 10^{-14}", "0.6{}652", r"\mathbf{0.6}\,652", "x_{0.25}")]
-    ['3.7e-14', '0.6652', '0.6652', ' x  0.25 ']
-    >>> as_seen(tex_as_seen(r"\frac{0.66}{52} \approx 2\pi \times 464.1589"))
-    ' 0.66 52 2 ×464.1589'
+
+def mathml_as_seen(math: str) -> str:
+    r"""The text a MathML formula (as :func:`hooks.mathml` makes it) shows,
+    its scripts marked: what :func:`as_seen` reads.
+
+    >>> from hooks import mathml
+    >>> [as_seen(mathml_as_seen(mathml(tex, display=False))) for tex in (r"3.7 \times 10^{-14}", r"0.6\color{teal}652")]
+    ['3.7e-14', '0.6652']
+    >>> [as_seen(mathml_as_seen(mathml(tex, display=False))) for tex in (r"0.6\vphantom{x}652", r"0.665\,2", "x_{0.25}")]
+    ['0.6652', '0.6652', ' x  0.25 ']
+    >>> as_seen(mathml_as_seen(mathml(r"\frac{0.66}{52} \approx 2\pi \times 464.1589", display=False)))
+    ' 0.66 52 ≈2 π ×464.1589'
     """
-    out, position = [], 0
-    for match in _TEX_TEXT.finditer(tex):
-        out += [_math_as_seen(tex[position : match.start()]), match[1]]
-        position = match.end()
-    return "".join(out + [_math_as_seen(tex[position:])])
+    root = ElementTree.fromstring(math)
+    after: list[str] = []
+    text = _mathml_text(root, after) + "".join(after)
+    # Each letter is a symbol of its own (x0.66 is x times 0.66), but 1.5e-3 stays a number.
+    text = re.sub(r"(?<=\d)([eE])(?=[-+\u2212]?\d)", "\x08", text)
+    text = re.sub(r"([^\W\d_]+)", r" \1 ", text).replace("\x08", "e")
+    return text.replace(_SPACE, " ").replace(_THIN, "\u2009")
+
+
+def formula_as_seen(tex: str) -> str:
+    """The text one TeX formula shows on the site: :func:`hooks.mathml`'s
+    MathML, read by :func:`mathml_as_seen`. ``ValueError`` if it does not
+    convert (the build fails on it too)."""
+    return mathml_as_seen(hooks.mathml(tex, display=False))
+
+
+def _with_math_as_text(page_html: str) -> str:
+    """``page_html`` with each ``<math>`` element replaced by the text it shows
+    (escaped). A ``<math>`` that is not well-formed XML stays as it is: its
+    text is read as text."""
+
+    def as_text(match: re.Match[str]) -> str:
+        try:
+            return " " + html.escape(mathml_as_seen(match[0]), quote=False) + " "
+        except ElementTree.ParseError:
+            return match[0]
+
+    return _MATH.sub(as_text, page_html)
 
 
 def as_seen(text: str) -> str:
@@ -199,21 +249,21 @@ _BLOCK_TAGS = frozenset(
     "form h1 h2 h3 h4 h5 h6 header hr img input label legend li main nav ol option p section select summary "
     "table tbody td tfoot th thead tr ul".split()
 )
-#: Elements whose text is code, not prose: ``<pre>`` (every fenced block) and what never shows.
-_CODE_TAGS = frozenset({"pre", "script", "style", "template", "textarea"})
+#: Elements whose text does not show: ``<pre>`` (every fenced block: code, read as code) and what never shows.
+#: (A ``<textarea>`` shows its text: it is read.)
+_CODE_TAGS = frozenset({"pre", "script", "style", "template"})
 #: Attributes a reader sees (or hears) as text.
 _TEXT_ATTRIBUTES = ("alt", "title", "aria-label", "placeholder", "label", "value")
 
 
 class _Shown(HTMLParser):
-    """The text a page's HTML shows, with math as TeX read by :func:`tex_as_seen`."""
+    """The text a page's HTML shows (formulas already replaced by their text, :func:`_with_math_as_text`)."""
 
     def __init__(self, hidden_classes: frozenset[str]) -> None:
         super().__init__(convert_charrefs=True)
         self.hidden_classes = hidden_classes
         self.parts: list[str] = []
         self._skip: tuple[str, int] | None = None  # (tag, depth) of a code region
-        self._math: tuple[str, int, list[str]] | None = None
 
     def handle_starttag(self, tag, attrs):
         values = dict(attrs)
@@ -222,15 +272,8 @@ class _Shown(HTMLParser):
             if tag == self._skip[0]:
                 self._skip = (tag, self._skip[1] + 1)
             return
-        if self._math is not None:
-            if tag == self._math[0]:
-                self._math = (tag, self._math[1] + 1, self._math[2])
-            return
         if tag in _CODE_TAGS or classes & self.hidden_classes:
             self._skip = (tag, 1)
-            return
-        if "arithmatex" in classes:
-            self._math = (tag, 1, [])
             return
         if tag in _BLOCK_TAGS:
             self.parts.append("\n")
@@ -244,26 +287,14 @@ class _Shown(HTMLParser):
 
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
-        if tag in _CODE_TAGS or tag == self._math_tag():
+        if tag in _CODE_TAGS:
             self.handle_endtag(tag)
-
-    def _math_tag(self):
-        return self._math[0] if self._math else None
 
     def handle_endtag(self, tag):
         if self._skip is not None:
             if tag == self._skip[0]:
                 depth = self._skip[1] - 1
                 self._skip = (tag, depth) if depth else None
-            return
-        if self._math is not None:
-            if tag == self._math[0]:
-                name, depth, tex = self._math
-                if depth > 1:
-                    self._math = (name, depth - 1, tex)
-                else:
-                    self.parts.append(" " + tex_as_seen(_strip_delimiters("".join(tex))) + " ")
-                    self._math = None
             return
         if tag == "sup":
             self.parts.append(_END_SUP)
@@ -273,18 +304,8 @@ class _Shown(HTMLParser):
             self.parts.append("\n")
 
     def handle_data(self, data):
-        if self._skip is not None:
-            return
-        (self._math[2] if self._math is not None else self.parts).append(data)
-
-
-def _strip_delimiters(tex: str) -> str:
-    """arithmatex's ``\\(...\\)``, ``\\[...\\]`` or ``$...$`` around a formula, removed."""
-    tex = tex.strip()
-    for opening, closing in (("\\(", "\\)"), ("\\[", "\\]"), ("$$", "$$"), ("$", "$")):
-        if tex.startswith(opening) and tex.endswith(closing) and len(tex) >= len(opening) + len(closing):
-            return tex[len(opening) : len(tex) - len(closing)]
-    return tex
+        if self._skip is None:
+            self.parts.append(data)
 
 
 _LOCAL = threading.local()
@@ -296,53 +317,104 @@ MKDOCS_BUILTIN_EXTENSIONS = ["toc", "tables", "fenced_code"]
 
 def _site_markdown() -> tuple[markdown.Markdown, frozenset[str]]:
     """A converter with the site's Markdown extensions, as MkDocs loads them
-    (its built-ins, then mkdocs.yml's), and the classes of its custom fences."""
+    (its built-ins, then mkdocs.yml's), and the classes its custom fences get.
+
+    The fences the pipeline makes (```` ```output ````) are the only output
+    blocks: here their class is a name no page can write (``qkv-output`` plus
+    a random suffix), so a hand-written ``class="qkv-output"`` element, which
+    the site draws exactly like one, is read as prose."""
     if not hasattr(_LOCAL, "markdown"):
         names, configs = list(MKDOCS_BUILTIN_EXTENSIONS), {}
         for entry in notebooks.site_config()["markdown_extensions"]:
             name, options = (entry, {}) if isinstance(entry, str) else next(iter(entry.items()))
             names.append(name)
             configs[name] = dict(options or {})
-        fences = configs.get("pymdownx.superfences", {}).get("custom_fences", [])
+        superfences = configs.get("pymdownx.superfences", {})
+        fences = [dict(fence) for fence in superfences.get("custom_fences", [])]
+        for fence in fences:
+            if fence.get("class"):
+                fence["class"] = f"{fence['class']}-{secrets.token_hex(8)}"
+        if fences:
+            configs["pymdownx.superfences"] = {**superfences, "custom_fences": fences}
         _LOCAL.markdown = markdown.Markdown(extensions=names, extension_configs=configs)
         _LOCAL.hidden = frozenset(fence["class"] for fence in fences if fence.get("class"))
     return _LOCAL.markdown, _LOCAL.hidden
 
 
-def shown_text(markdown_text: str) -> str:
-    """The text the site shows for ``markdown_text``: rendered with the site's
-    Markdown extensions, code blocks and output blocks left out, alt text and
-    titles in, formulas read by :func:`tex_as_seen`, then :func:`as_seen`.
-    A ``{{ name }}`` is the build's (checked by construction): it shows no number here."""
+def _notebook_markdown(source: str) -> str:
+    """One notebook markdown cell as the site shows it: nbconvert's HTML (what
+    mkdocs-jupyter uses: no abbreviations, no attribute lists), sanitised as
+    the build does (``safety.sanitise_notebook``), ``$...$`` as MathML."""
+    if not hasattr(_LOCAL, "nbconvert"):
+        from nbconvert.exporters.html import HTMLExporter
+
+        _LOCAL.nbconvert = HTMLExporter()
+    rendered = _LOCAL.nbconvert.markdown2html({"cell": {}}, source)
+    wrapped = safety.sanitise_notebook(safety.NOTEBOOK_START + rendered + safety.NOTEBOOK_END, "notebook cell")
+    return hooks._dollars_to_mathml(wrapped)
+
+
+def _page_markdown(markdown_text: str) -> tuple[str, frozenset[str]]:
+    """A Markdown page's HTML as the site shows it: the site's extensions, then
+    the build's math step (``hooks.py``: formulas in headings as text, the
+    others as MathML); and the classes of its output blocks."""
     converter, hidden = _site_markdown()
     converter.reset()
-    rendered = converter.convert(parts.VALUE_REF.sub("(value)", markdown_text))
+    rendered = hooks._headings_as_text(converter.convert(markdown_text))
+    try:
+        rendered = hooks._arithmatex_to_mathml(rendered)
+    except ValueError:
+        pass  # a formula that does not convert fails the build; read its TeX as text
+    return rendered, hidden
+
+
+def shown_text(markdown_text: str, notebook: bool = False) -> str:
+    """The text the site shows for ``markdown_text`` (a page, or with
+    ``notebook=True`` one notebook markdown cell): rendered as the site renders
+    it, code blocks and the pipeline's output blocks left out, alt text and
+    titles in, formulas read from the build's MathML (:func:`mathml_as_seen`),
+    then :func:`as_seen`. A ``{{ name }}`` is the build's (checked by
+    construction): it shows no number here."""
+    markdown_text = parts.VALUE_REF.sub("(value)", markdown_text)
+    if notebook:
+        rendered, hidden = _notebook_markdown(markdown_text), frozenset()
+    else:
+        rendered, hidden = _page_markdown(markdown_text)
     reader = _Shown(hidden)
-    reader.feed(rendered)
+    reader.feed(_with_math_as_text(rendered))
     reader.close()
     return as_seen("".join(reader.parts))
 
 
-def shown_numbers(markdown_text: str) -> list[str]:
+def shown_numbers(markdown_text: str, notebook: bool = False) -> list[str]:
     r"""The numbers that must be checked among those ``markdown_text`` shows, in order.
 
     >>> shown_numbers(r"Weights 0.6&shy;652, 0.0<u></u>900 and $0.6{}652$; error $3.7 \times 10^{-14}$; d = 512.")
     ['0.6652', '0.0900', '0.6652', '3.7e-14']
     """
-    return [match.group(0) for match in CHECKED_NUMBER.finditer(shown_text(markdown_text))]
+    return [match.group(0) for match in CHECKED_NUMBER.finditer(shown_text(markdown_text, notebook))]
 
 
 @functools.lru_cache(maxsize=4096)
-def _numbers_of_line(line: str) -> collections.Counter:
-    """The numbers one source line shows alone, or read as TeX (a line inside
-    ``$$ ... $$``), each as often as it shows."""
-    alone = collections.Counter(shown_numbers(line.strip()))
-    as_tex = collections.Counter(m.group(0) for m in CHECKED_NUMBER.finditer(as_seen(tex_as_seen(line))))
-    return alone | as_tex
+def _numbers_of_line(line: str, notebook: bool = False) -> collections.Counter:
+    """The numbers one source line shows alone, or read as a formula (a line
+    inside ``$$ ... $$``), each as often as it shows."""
+    alone = collections.Counter(shown_numbers(line.strip(), notebook))
+    try:
+        formula = as_seen(formula_as_seen(line))
+    except ValueError:
+        formula = ""  # not a formula alone
+    return alone | collections.Counter(m.group(0) for m in CHECKED_NUMBER.finditer(formula))
 
 
 def _locate(
-    token: str, lines: list[str], numbers: list[int | None], start: int, code: set[int], taken: collections.Counter
+    token: str,
+    lines: list[str],
+    numbers: list[int | None],
+    start: int,
+    code: set[int],
+    taken: collections.Counter,
+    notebook: bool = False,
 ) -> int | None:
     """The index of the line that shows ``token`` (once more than ``taken``
     counts for it there): the first from ``start`` on (then from the top),
@@ -351,12 +423,34 @@ def _locate(
     order = [i for i in [*range(start, len(lines)), *range(start)] if numbers[i] is not None]
     for candidates in ([i for i in order if numbers[i] not in code], [i for i in order if numbers[i] in code]):
         for index in candidates:
-            if _numbers_of_line(lines[index])[token] > taken[index, token]:
+            if _numbers_of_line(lines[index], notebook)[token] > taken[index, token]:
                 taken[index, token] += 1
                 return index
     digits = re.sub(r"\D", "", token.lower().split("e")[0])
     pattern = re.compile(r"(?<!\d)" + r"\D{0,40}?".join(digits) + r"(?!\d)")
     return next((i for i in order if pattern.search(lines[i])), None)
+
+
+def _lines_of(prose: list[tuple[int, str]]) -> tuple[list[str], list[int | None]]:
+    """``prose``'s lines and their numbers, an empty line (number ``None``) at each gap."""
+    lines: list[str] = []
+    numbers: list[int | None] = []
+    for number, text in prose:
+        if numbers and numbers[-1] is not None and number != numbers[-1] + 1:
+            lines.append("")
+            numbers.append(None)
+        lines.append(text)
+        numbers.append(number)
+    return lines, numbers
+
+
+def _shown_in(lines: list[str], numbers: list[int | None], notebook: bool) -> list[str]:
+    """The checked numbers ``lines`` show: one page, or (``notebook``) one
+    notebook cell between gaps, each rendered alone."""
+    if not notebook:
+        return shown_numbers("\n".join(lines))
+    cells = "\n".join("\x00" if number is None else line for line, number in zip(lines, numbers))
+    return [token for cell in cells.split("\n\x00\n") for token in shown_numbers(cell, notebook=True)]
 
 
 def unchecked_in(
@@ -366,27 +460,24 @@ def unchecked_in(
     hint: bool = False,
     field: str = "",
     code: set[int] = frozenset(),
+    notebook: bool = False,
 ) -> list[str]:
     """``where:line: number ...`` for every number the Markdown ``prose``
     (``(line, text)`` pairs; a gap in the line numbers ends a paragraph) shows
     that no output shows. The numbers are read from the rendered text (see
     :func:`shown_numbers`), then each is found on its source line; ``code``:
     lines of code blocks, searched last. ``field`` names where in the line it
-    stands ("in the alt text of ...")."""
-    lines: list[str] = []
-    numbers: list[int | None] = []
-    for number, text in prose:
-        if numbers and numbers[-1] is not None and number != numbers[-1] + 1:
-            lines.append("")
-            numbers.append(None)
-        lines.append(text)
-        numbers.append(number)
+    stands ("in the alt text of ..."). ``notebook``: the prose is a notebook's
+    markdown cells (a gap in the line numbers starts the next cell), each
+    rendered alone as nbconvert renders it."""
+    lines, numbers = _lines_of(prose)
     problems, cursor, taken = [], 0, collections.Counter()
     suffix = f"; {HOW_TO_FIX}" if hint else ""
-    for token in shown_numbers("\n".join(lines)):
+    tokens = _shown_in(lines, numbers, notebook)
+    for token in tokens:
         if is_shown(token, outputs):
             continue
-        index = _locate(token, lines, numbers, cursor, set(code), taken)
+        index = _locate(token, lines, numbers, cursor, set(code), taken, notebook)
         if index is None:
             problems.append(
                 f"{where}: {token}{field} (as the page shows it; no one source line holds it) "
@@ -526,11 +617,11 @@ def unchecked_in_percent_notebook(path: Path, where: str, hint: bool = False) ->
     cells = percent_cells(path.read_text(encoding="utf-8"))
     prose = [line for kind, lines in cells if kind == "markdown" for line in lines]
     program = "\n\n".join("\n".join(text for _, text in lines) for kind, lines in cells if kind == "code")
-    if not shown_numbers("\n".join(text for _, text in prose)):
+    if not _shown_in(*_lines_of(prose), notebook=True):
         return []  # nothing to check: do not run the notebook
     result = run_alone(program)
     outputs = [result.stdout] if result.returncode == 0 else []
-    return unchecked_in(prose, outputs, where, hint)
+    return unchecked_in(prose, outputs, where, hint, notebook=True)
 
 
 def unchecked_in_ipynb(path: Path, where: str, hint: bool = False) -> list[str]:
@@ -552,4 +643,4 @@ def unchecked_in_ipynb(path: Path, where: str, hint: bool = False) -> list[str]:
                 position = found
             if cell["cell_type"] == "markdown":
                 prose.append((raw.count("\n", 0, position) + 1, line.rstrip("\n")))
-    return unchecked_in(prose, outputs, where, hint)
+    return unchecked_in(prose, outputs, where, hint, notebook=True)
