@@ -1534,6 +1534,30 @@ for d in site.getsitepackages():
 """
 
 
+READ_REFUSED = """
+import os
+
+def softmax(x, axis=-1):
+    open(f"/proc/{os.environ['QKV_CHECKER_PID']}/environ", "rb").read()
+
+open(f"/proc/{os.environ['QKV_CHECKER_PID']}/environ", "rb").read() if os.environ.get("AT_TOP") else None
+"""
+
+
+@needs_landlock
+@pytest.mark.parametrize("where", ["top level", "a call"])
+def test_a_refused_read_is_called_a_read_not_a_write(where, tmp_path):
+    """Re-review L4: reading the checker's /proc/<pid>/environ, refused, got the hint "your code
+    may write files only in the checker's temporary folder". The hint says what was refused."""
+    learner = tmp_path / "reader.py"
+    learner.write_text(READ_REFUSED.replace('os.environ.get("AT_TOP")', str(where == "top level")))
+    result = python_m("check", "attention-head", learner, cwd=tmp_path)
+    if "PermissionError" not in result.stdout:
+        pytest.skip(f"this system lets the child read the checker's environ: {result.stdout[-300:]}")
+    assert "reading it was refused (not a write)" in result.stdout, result.stdout
+    assert "may write files only" not in result.stdout, result.stdout
+
+
 @needs_landlock
 def test_a_pth_planted_in_site_packages_cannot_fake_the_next_pass(throwaway_venv, tmp_path):
     """Review H4, under the console script: the .pth forged every later report in that environment,

@@ -399,8 +399,13 @@ def hold_interrupts() -> Iterator[None]:
             signal.raise_signal(signal.SIGINT)
 
 
-#: Added to a PermissionError of the learner's code where Landlock holds.
-_WRITE_HINT = "your code may write files only in the checker's temporary folder (tempfile.gettempdir())"
+#: Added to a PermissionError of the learner's code, by what was refused (``serve.refused_access``).
+_REFUSAL_HINTS = {
+    "write": "writing there was refused: your code may write files only in the checker's temporary "
+    "folder (tempfile.gettempdir())",
+    "read": "reading it was refused (not a write): your code may read files, but not another "
+    "process's /proc/<pid> files, and a file's own permissions still apply",
+}
 
 
 class _LoadFailed(Exception):
@@ -714,7 +719,8 @@ class _Session:
         if event == "load-error" and isinstance(message.get("message"), str):
             self.stop()
             text = safe_text(message["message"])
-            raise _LoadFailed(f"{text}; {_WRITE_HINT}" if self._write_denied(text.split(":")[0]) else text)
+            hint = self._refusal_hint(message.get("refused"))
+            raise _LoadFailed(f"{text}; {hint}" if hint else text)
         functions = message.get("functions")
         if event != "loaded" or not isinstance(functions, dict) or set(functions) != set(self.names):
             self.stop()
@@ -734,9 +740,12 @@ class _Session:
         self.landlock = landlock
         self.sandbox = describe_sandbox(landlock, namespace)
 
-    def _write_denied(self, type_name: str) -> bool:
-        """Whether an exception of ``type_name`` may be Landlock refusing a write."""
-        return bool(self.landlock) and type_name in ("PermissionError", "OSError")
+    def _refusal_hint(self, refused: Any) -> str:
+        """What the child says a ``PermissionError`` refused (``"read"``, ``"write"``), as a hint;
+        a write only where Landlock holds (elsewhere the refusal is not the checker's)."""
+        if refused == "read" or (refused == "write" and self.landlock):
+            return _REFUSAL_HINTS[refused]
+        return ""
 
     def stop(self) -> None:
         """End the child (if any), keeping its output."""
@@ -787,8 +796,8 @@ class _Session:
                 hint = ""
                 if "MemoryError" in types and self.limits.memory_mb:
                     hint = f"the checker gives your code at most {self.limits.memory_mb} MiB of memory"
-                elif self._write_denied(types[0] if types else ""):
-                    hint = _WRITE_HINT
+                else:
+                    hint = self._refusal_hint(reply.get("refused"))
                 where_text = safe_text(where, 200) if where is not None else None
                 raise LearnerRaised(types[:20], safe_text(message), where_text, hint)
         elif event == "returned" and isinstance(reply.get("args_after"), list):
