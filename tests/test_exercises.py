@@ -1402,6 +1402,30 @@ def test_a_standard_module_planted_before_is_refused_by_name(tmp_path):
     assert "delete or rename that file" in result.stderr
 
 
+#: The re-review's N9: the same plant, posing as the real module by what it says about itself.
+DISGUISED_PLANT = (
+    OLD_PLANT
+    + """
+__file__ = _real.__file__
+__spec__ = _real.__spec__
+__spec__.name = "secrets"
+"""
+)
+
+
+def test_a_standard_module_planted_before_is_refused_whatever_it_says_about_itself(tmp_path):
+    """Re-review N9: a planted secrets.py that sets its own __file__ (and __spec__) to the real
+    module's faked "11 of 11" with exit 0 for a file that implements nothing, on a system without
+    Landlock (here written by hand, as such a run would have left it). Where the module came from
+    is decided by where the import system finds its name, which the module cannot set."""
+    (tmp_path / "secrets.py").write_text(DISGUISED_PLANT)
+    (tmp_path / "empty.py").write_text("# implements nothing\n")
+    result = python_m("check", "attention-head", "empty.py", cwd=tmp_path)
+    assert "All done" not in result.stdout, result.stdout + result.stderr
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"secrets ({tmp_path / 'secrets.py'})" in result.stderr
+
+
 @pytest.fixture
 def throwaway_venv(tmp_path):
     """A venv of its own, with a copy of the qkv under test: its site-packages and its qkv are the
@@ -1508,6 +1532,30 @@ for d in site.getsitepackages():
     except OSError:
         pass
 """
+
+
+READ_REFUSED = """
+import os
+
+def softmax(x, axis=-1):
+    open(f"/proc/{os.environ['QKV_CHECKER_PID']}/environ", "rb").read()
+
+open(f"/proc/{os.environ['QKV_CHECKER_PID']}/environ", "rb").read() if os.environ.get("AT_TOP") else None
+"""
+
+
+@needs_landlock
+@pytest.mark.parametrize("where", ["top level", "a call"])
+def test_a_refused_read_is_called_a_read_not_a_write(where, tmp_path):
+    """Re-review L4: reading the checker's /proc/<pid>/environ, refused, got the hint "your code
+    may write files only in the checker's temporary folder". The hint says what was refused."""
+    learner = tmp_path / "reader.py"
+    learner.write_text(READ_REFUSED.replace('os.environ.get("AT_TOP")', str(where == "top level")))
+    result = python_m("check", "attention-head", learner, cwd=tmp_path)
+    if "PermissionError" not in result.stdout:
+        pytest.skip(f"this system lets the child read the checker's environ: {result.stdout[-300:]}")
+    assert "reading it was refused (not a write)" in result.stdout, result.stdout
+    assert "may write files only" not in result.stdout, result.stdout
 
 
 @needs_landlock

@@ -360,10 +360,14 @@ def check(
     Everywhere, the checker refuses to run (``RuntimeError``, naming the
     file) when a standard module was imported from outside the standard
     library and site-packages: a ``secrets.py`` in the working directory,
-    say, left by code run without Landlock. Without them (``Sandbox: none
-    (same user)``: macOS, older Linux) the learner's code can write your
-    files, a ``.pth`` file in site-packages among them, which runs at every
-    later start of that Python and is not detected.
+    say, left by code run without Landlock (found where the import system
+    finds that name, whatever ``__file__`` the file gives itself). Without
+    them (``Sandbox: none (same user)``: macOS, older Linux) the learner's
+    code can write your files, a ``.pth`` file in site-packages among them,
+    which runs at every later start of that Python and is not detected; and
+    a planted module written to defeat the refusal (it runs in the checker
+    before the refusal does, and can change the checker's own state) is not
+    caught either.
 
     What the checker is, and is not: it keeps an honest learner's code (a
     loop, a crash, ``os._exit``, a huge array, a sleep, a forged reply, a

@@ -28,6 +28,7 @@ before the learner's code runs; then one of::
 
     {"event": "loaded", "functions": {name: {"state": "function" | "missing" | "value", "type": ...}}}
     {"event": "load-error", "message": "ZeroDivisionError: division by zero (line 3 of mine.py)"}
+    {"event": "load-error", "message": "PermissionError: ...", "refused": "read" | "write"}
 
 then the answers to the checker's calls (``qkv.exercises.serve``) and,
 after the checker's ``{"exit": true}``, ``{"event": "bye", "threads": n}``
@@ -170,14 +171,18 @@ def main(argv: list[str]) -> None:
     landlock = _confine.restrict_writes([folder])
 
     from qkv.exercises.loader import LoadError, load_file
-    from qkv.exercises.serve import describe_functions, serve
+    from qkv.exercises.serve import describe_functions, record_file_access, refused_access, serve
     from qkv.exercises.wire import write_message
 
     write_message(reply_fd, {"event": "sandbox", "landlock": landlock, "pid_namespace": in_namespace})
+    record_file_access()  # so that a refusal can say whether it refused a read or a write
     try:
         namespace = load_file(path)
     except LoadError as exc:
-        write_message(reply_fd, {"event": "load-error", "message": str(exc)})
+        refused = refused_access(exc.__cause__)
+        write_message(
+            reply_fd, {"event": "load-error", "message": str(exc)} | ({"refused": refused} if refused else {})
+        )
         _exit(0)
     except BaseException as exc:  # noqa: BLE001 - e.g. KeyboardInterrupt raised at top level
         write_message(reply_fd, {"event": "load-error", "message": f"{type(exc).__name__}: {exc}"})

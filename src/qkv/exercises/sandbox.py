@@ -51,6 +51,8 @@ line says which held, :func:`describe_sandbox`):
   standard module was imported from a folder other than the standard
   library and site-packages (:func:`refuse_shadowed_standard_modules`),
   which is where a file written by an earlier, unconfined run would be.
+  Where the module came from is where the import system finds its name,
+  not what the module says of itself (``__file__``).
 
 Not covered: without Landlock, the learner's code can write your files,
 including a ``.pth`` file in site-packages that runs in every later Python
@@ -59,7 +61,11 @@ installation itself; it can stop or kill the checker (``os.kill(...,
 SIGSTOP)``) unless Landlock ABI 6 scopes signals or the PID namespace
 hides it; without a PID namespace, a process it starts in a new session
 (``os.setsid``) escapes the kill, and after a SIGKILL of the checker any
-process it started runs on. With Landlock, it can still read your files
+process it started runs on. The refusal of a planted standard module is
+a tripwire, not a wall: it runs in the checker after the planted file's
+code has run there, so a file written to defeat it (it can change the
+checker's own state, ``sys.stdlib_module_names`` say) fakes a pass
+without Landlock. With Landlock, it can still read your files
 and use the network, and change files' permissions (``chmod``), which
 Landlock does not govern. Code running as root can raise its own memory
 limit. After a SIGKILL of the checker, its temporary folder is left in
@@ -84,6 +90,7 @@ FAIL  could not run mine.py: called sys.exit(0) (line 2 of mine.py)
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
 import math
 import os
 import selectors
@@ -245,27 +252,72 @@ def _standard_folders() -> tuple[str, ...]:
     return tuple(os.path.join(os.path.realpath(folder), "") for folder in folders)
 
 
+#: What the import system loads from a folder on sys.path (importlib._bootstrap_external's list).
+_LOADERS = (
+    (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
+    (importlib.machinery.SourceFileLoader, importlib.machinery.SOURCE_SUFFIXES),
+    (importlib.machinery.SourcelessFileLoader, importlib.machinery.BYTECODE_SUFFIXES),
+)
+
+
+def _found_on_search_path(name: str, finders: dict[str, Any]) -> str | None:
+    """Where the import system finds the top-level module ``name`` now: the file a fresh
+    ``import name`` would run, by the same search (built-in and frozen modules first, then
+    ``sys.path`` in order); None for a built-in or frozen module, or none found."""
+    if importlib.machinery.BuiltinImporter.find_spec(name) or importlib.machinery.FrozenImporter.find_spec(name):
+        return None
+    for entry in sys.path:
+        if not isinstance(entry, str) or not os.path.isdir(entry or "."):
+            continue
+        if entry not in finders:  # a finder of our own: the cached ones are the process's to change
+            finders[entry] = importlib.machinery.FileFinder(entry, *_LOADERS)
+        spec = finders[entry].find_spec(name)
+        if spec is not None and spec.loader is not None and isinstance(spec.origin, str):
+            return spec.origin
+    return None
+
+
 def shadowed_standard_modules() -> list[str]:
-    """The modules this process imported under a standard module's name from elsewhere.
+    """The standard modules this process imported that come from elsewhere.
 
     Elsewhere is any folder but the standard library and site-packages:
     the working directory, the running script's folder (a venv's ``bin``),
     a ``PYTHONPATH`` entry. A ``secrets.py`` left there runs before the
     checker's own code does (``numpy.random`` imports ``secrets``).
 
+    Where a module came from is decided by what the module cannot set about
+    itself: for each standard module imported, the file the import system
+    finds for its name on the search path (:func:`_found_on_search_path`,
+    with finders of its own); and, as a second look, the ``__spec__.origin``
+    and ``__file__`` it carries. A planted ``secrets.py`` that sets its
+    ``__file__`` (or ``__spec__``) to the real one's is still named.
+
     Returns
     -------
     list of str
         ``"secrets (/home/me/secrets.py)"`` for each, sorted; ``[]`` when none.
+
+    Examples
+    --------
+    >>> shadowed_standard_modules()
+    []
     """
     roots = _standard_folders()
-    found = []
+    finders: dict[str, Any] = {}
+    found = set()
     for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if name.partition(".")[0] in sys.stdlib_module_names and isinstance(file, str):
-            real = os.path.realpath(file)
-            if not real.startswith(roots):
-                found.append(f"{name} ({real})")
+        top = name.partition(".")[0]
+        if top not in sys.stdlib_module_names:
+            continue
+        spec = getattr(module, "__spec__", None)
+        files = [getattr(module, "__file__", None), getattr(spec, "origin", None)]
+        if name == top:
+            files.append(_found_on_search_path(name, finders))
+        for file in files:
+            if isinstance(file, str) and file not in ("built-in", "frozen"):
+                real = os.path.realpath(file)
+                if not real.startswith(roots):
+                    found.add(f"{name} ({real})")
     return sorted(found)
 
 
@@ -347,8 +399,13 @@ def hold_interrupts() -> Iterator[None]:
             signal.raise_signal(signal.SIGINT)
 
 
-#: Added to a PermissionError of the learner's code where Landlock holds.
-_WRITE_HINT = "your code may write files only in the checker's temporary folder (tempfile.gettempdir())"
+#: Added to a PermissionError of the learner's code, by what was refused (``serve.refused_access``).
+_REFUSAL_HINTS = {
+    "write": "writing there was refused: your code may write files only in the checker's temporary "
+    "folder (tempfile.gettempdir())",
+    "read": "reading it was refused (not a write): your code may read files, but not another "
+    "process's /proc/<pid> files, and a file's own permissions still apply",
+}
 
 
 class _LoadFailed(Exception):
@@ -662,7 +719,8 @@ class _Session:
         if event == "load-error" and isinstance(message.get("message"), str):
             self.stop()
             text = safe_text(message["message"])
-            raise _LoadFailed(f"{text}; {_WRITE_HINT}" if self._write_denied(text.split(":")[0]) else text)
+            hint = self._refusal_hint(message.get("refused"))
+            raise _LoadFailed(f"{text}; {hint}" if hint else text)
         functions = message.get("functions")
         if event != "loaded" or not isinstance(functions, dict) or set(functions) != set(self.names):
             self.stop()
@@ -682,9 +740,12 @@ class _Session:
         self.landlock = landlock
         self.sandbox = describe_sandbox(landlock, namespace)
 
-    def _write_denied(self, type_name: str) -> bool:
-        """Whether an exception of ``type_name`` may be Landlock refusing a write."""
-        return bool(self.landlock) and type_name in ("PermissionError", "OSError")
+    def _refusal_hint(self, refused: Any) -> str:
+        """What the child says a ``PermissionError`` refused (``"read"``, ``"write"``), as a hint;
+        a write only where Landlock holds (elsewhere the refusal is not the checker's)."""
+        if refused == "read" or (refused == "write" and self.landlock):
+            return _REFUSAL_HINTS[refused]
+        return ""
 
     def stop(self) -> None:
         """End the child (if any), keeping its output."""
@@ -735,8 +796,8 @@ class _Session:
                 hint = ""
                 if "MemoryError" in types and self.limits.memory_mb:
                     hint = f"the checker gives your code at most {self.limits.memory_mb} MiB of memory"
-                elif self._write_denied(types[0] if types else ""):
-                    hint = _WRITE_HINT
+                else:
+                    hint = self._refusal_hint(reply.get("refused"))
                 where_text = safe_text(where, 200) if where is not None else None
                 raise LearnerRaised(types[:20], safe_text(message), where_text, hint)
         elif event == "returned" and isinstance(reply.get("args_after"), list):

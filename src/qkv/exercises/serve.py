@@ -15,6 +15,7 @@ final message that is not a call (``{"exit": true}`` or
 
     {"event": "returned", "value": <value>, "args_after": [<arg> or None, ...]}
     {"event": "raised", "types": [...], "message": ..., "where": ...}
+    {"event": "raised", ..., "refused": "read" | "write"}   # a PermissionError (see refused_access)
     {"event": "timeout"}          # the time limit stopped the call (see core.time_limit)
 
 Examples
@@ -29,6 +30,8 @@ Examples
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 import warnings
 from collections.abc import Mapping
@@ -40,7 +43,53 @@ from qkv.exercises.core import OutOfTime, TimeBudget, time_limit
 from qkv.exercises.loader import describe_exit, learner_frame
 from qkv.exercises.wire import decode_args, encode_array, encode_value, read_message, safe_text, write_message
 
-__all__ = ["describe_functions", "call_plain", "serve"]
+__all__ = ["describe_functions", "call_plain", "record_file_access", "refused_access", "serve"]
+
+#: The latest access to each path (``"read"`` or ``"write"``), once :func:`record_file_access` ran.
+_ACCESSED: dict[str, str] = {}
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+#: Audit events that change the files they name (every path argument is written).
+_WRITE_EVENTS = {"os.mkdir": 1, "os.remove": 1, "os.rmdir": 1, "os.truncate": 1, "os.rename": 2, "os.link": 2}
+
+
+def _note_access(event: str, args: tuple[Any, ...]) -> None:
+    if event == "open" and len(args) == 3 and isinstance(args[2], int):
+        paths, kind = args[:1], "write" if args[2] & _WRITE_FLAGS else "read"
+    elif event in _WRITE_EVENTS:
+        paths, kind = args[: _WRITE_EVENTS[event]], "write"
+    else:
+        return
+    for path in paths:
+        if isinstance(path, (str, bytes)):
+            key = os.fsdecode(path)
+            _ACCESSED.pop(key, None)
+            _ACCESSED[key] = kind
+            if len(_ACCESSED) > 256:
+                del _ACCESSED[next(iter(_ACCESSED))]
+
+
+def record_file_access() -> None:
+    """From now on, remember whether each file this process opens (or creates,
+    removes, renames) is read or written, for :func:`refused_access`.
+    An audit hook (``sys.addaudithook``): it stays for the life of the process."""
+    sys.addaudithook(_note_access)
+
+
+def refused_access(exc: BaseException | None) -> str | None:
+    """What a refusal was: ``"read"`` or ``"write"``, for a ``PermissionError`` on a path
+    whose latest access :func:`record_file_access` saw; None otherwise.
+
+    Examples
+    --------
+    >>> refused_access(ZeroDivisionError()) is None
+    True
+    """
+    if not isinstance(exc, PermissionError):
+        return None
+    for path in (exc.filename, exc.filename2):
+        if isinstance(path, (str, bytes)) and os.fsdecode(path) in _ACCESSED:
+            return _ACCESSED[os.fsdecode(path)]
+    return None
 
 
 def describe_functions(namespace: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
@@ -86,12 +135,9 @@ def call_plain(
             raise
         message = describe_exit(exc.code) if isinstance(exc, SystemExit) else safe_text(exc)
         types = [safe_text(c.__name__, 80) for c in type(exc).__mro__][:20]
-        return {
-            "event": "raised",
-            "types": types,
-            "message": message,
-            "where": learner_frame(exc.__traceback__),
-        }
+        answer = {"event": "raised", "types": types, "message": message, "where": learner_frame(exc.__traceback__)}
+        refused = refused_access(exc)
+        return answer if refused is None else answer | {"refused": refused}
     after = [
         {"array": encode_array(a)}
         if isinstance(a, np.ndarray) and a.dtype.name in ("float64", "int64", "bool")
