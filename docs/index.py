@@ -88,7 +88,7 @@ class Svg:
         "Diagram of the paper's decoder, top to bottom: text becomes token ids; each id reads its embedding "
         "row (a keyed lookup, chapter 1) and gets its position vector added (an order column, chapters 2 to 4); "
         "the sum enters the residual stream, a red line running down the left of one block, repeated 6 times "
-        "in the paper; masked multi-head self-attention (a join, scored and averaged, chapters 5 to 10), "
+        "in the paper; masked multi-head self-attention (a join, scored, then a weighted average, chapters 5 to 10), "
         "cross-attention over the encoder's output (chapter 7) and a feed-forward network each read the "
         "stream and add their output back, then each row is normalised; after the last block the stream "
         "leaves the red line and is multiplied by the transposed embedding matrix, giving a score for every "
@@ -96,8 +96,8 @@ class Svg:
     ),
     caption=(
         "The paper's decoder. Its encoder is the same stack without the mask and without cross-attention; "
-        "its output is what cross-attention reads. GPT-style models keep only this stack, without "
-        "cross-attention. Teal: the database analogy."
+        "its output is what cross-attention reads. GPT-style models keep a stack like this one, without "
+        "cross-attention, and normalise before each sublayer (pre-LN, glossary). Teal: the database analogy."
     ),
     width=WIDTH,
 )
@@ -105,7 +105,7 @@ def transformer_block() -> str:
     sublayers = [  # lines, analogy, fill, height
         (
             ["multi-head self-attention", "(ch. 5 to 10)", "masked: no later token (ch. 6)"],
-            SQL + "join, score, AVG (ch. 9)",
+            SQL + "join, weighted SUM (ch. 9)",
             "attention",
             90,
         ),
