@@ -23,7 +23,7 @@ FONT = 11
 
 @figure(
     "alibi-heads",
-    alt="Two line charts, one above the other, one line per ALiBi head of eight, against the distance from the query to the key, 1 to 32. Top, log scale: the penalty grows in proportion to the distance, and each head's line lies a factor of 2 below the one before, from head 0 (slope 1/2) reaching 16 at distance 32 down to head 7 (slope 1/256) staying under 1. Bottom, log scale: with equal content scores, head 0's weight drops fast with distance while head 7's stays almost level.",
+    alt="Two line charts, one above the other, one line per ALiBi head of eight, against the distance from the query to the key, 0 to 32. Top, log scale, from distance 1 (distance 0 has no penalty): the penalty grows in proportion to the distance, and each head's line lies a factor of 2 below the one before, from head 0 (slope 1/2) reaching 16 at distance 32 down to head 7 (slope 1/256) staying under 1. Bottom, log scale: with equal content scores, head 0's weight drops fast from the query's own position with distance while head 7's stays almost level.",
     caption="ALiBi's fixed penalty per head (top) and the weight it leaves on each key when every content score is equal (bottom), for the last of 33 tokens. Both vertical axes are log scales: each labelled step down is 10 times smaller at the top, 100 times at the bottom. Steep heads read the last few tokens, gentle heads read far back.",
     width=440,
 )
@@ -43,7 +43,7 @@ def alibi_heads() -> plt.Figure:
     for h in range(NUM_HEADS):
         label = f"head {h}: 1/{round(1 / slopes[h])}"
         top.plot(distance[1:], -last[h, 1:], label=label)  # distance 0 has no penalty: off a log scale
-        bottom.plot(distance[1:], weights[h, 1:], label=label)
+        bottom.plot(distance, weights[h], label=label)  # weights are positive: distance 0 fits
     top.set_yscale("log")
     top.set_yticks([0.01, 0.1, 1, 10], ["0.01", "0.1", "1", "10"])
     top.set_ylabel("penalty subtracted (log)", fontsize=FONT)
@@ -53,7 +53,7 @@ def alibi_heads() -> plt.Figure:
     bottom.set_ylabel("attention weight (log)", fontsize=FONT)
     bottom.set_title("Weight left on each key", fontsize=FONT + 1)
     bottom.set_xlabel("distance from the query (positions back)", fontsize=FONT)
-    bottom.set_xticks([1, 8, 16, 24, 32])
+    bottom.set_xticks([0, 8, 16, 24, 32])
     for ax in (top, bottom):
         ax.tick_params(labelsize=FONT)
         ax.minorticks_off()
