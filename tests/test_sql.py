@@ -1007,6 +1007,19 @@ class TestRowFactories:
         assert "Aggregate" in qkv.sql.explain(users_pg, *random_head(50))
         assert self.state(users_pg) == before
 
+    @pytest.mark.parametrize("autocommit", [True, False], ids=["session", "in-a-transaction"])
+    def test_postgresql_reads_floats_exactly_whatever_extra_float_digits_says(self, request, autocommit):
+        """Security re-review 2, P7: with extra_float_digits = -15 the weights came back rounded
+        (row 1 read [0.7, 0.09, 0.2] for [0.6652, 0.09, 0.2447]), and no error said so."""
+        conn = _open("PostgreSQL", request, autocommit=autocommit)
+        try:
+            conn.execute("SET extra_float_digits = -15")
+            assert_same_as_numpy(conn, *random_head(54))
+            np.testing.assert_allclose(qkv.sql.sinusoidal_encoding(conn, 5, 6), qkv.sinusoidal_encoding(5, 6), **EXACT)
+            assert conn.execute("SHOW extra_float_digits").fetchone() == ("-15",)  # the user's own, kept
+        finally:
+            conn.close()
+
     @pytest.mark.parametrize("outcome", ["clash", "database-error", "error-in-the-block"])
     def test_the_search_path_is_restored_on_every_error(self, users_pg, outcome):
         before = self.state(users_pg)
@@ -1037,6 +1050,22 @@ class TestRowFactories:
         np.testing.assert_allclose(table, qkv.sinusoidal_encoding(5, 6), **EXACT)
         assert "USE TEMP B-TREE FOR GROUP BY" in qkv.sql.explain(conn, *random_head(52))
         assert conn.row_factory is row_factory
+
+    @pytest.mark.parametrize(
+        "text_factory", [bytes, lambda data: data.decode().upper()], ids=["bytes", "the user's decoder"]
+    )
+    def test_sqlite_with_a_text_factory(self, text_factory):
+        """Security re-review 2, P6: text_factory = bytes gave AttributeError from fold_name before anything ran."""
+        conn = sqlite3.connect(":memory:")
+        conn.text_factory = text_factory
+        conn.create_function("my_exp", 1, math.exp)  # so the function check reads names
+        conn.execute("CREATE TABLE notes (a TEXT)")
+        conn.execute("INSERT INTO notes VALUES ('mine')")
+        assert_same_as_numpy(conn, *random_head(53))
+        np.testing.assert_allclose(qkv.sql.sinusoidal_encoding(conn, 5, 6), qkv.sinusoidal_encoding(5, 6), **EXACT)
+        assert "USE TEMP B-TREE FOR GROUP BY" in qkv.sql.explain(conn, *random_head(53))
+        assert conn.text_factory is text_factory
+        assert conn.execute("SELECT a FROM notes").fetchall() == [(text_factory(b"mine"),)]
 
 
 class TestSizeUpFront:

@@ -170,7 +170,7 @@ def _code_of(sql: str) -> str:
 
 @contextlib.contextmanager
 def _cursor(connection: Any, dialect: Dialect) -> Iterator[Any]:
-    """A cursor that returns plain tuples and binds ``bind``'s placeholders, whatever the connection's settings.
+    """A cursor that returns plain tuples of str and numbers and binds ``bind``'s placeholders, whatever the connection's settings.
 
     The connection's own ``row_factory`` (psycopg's ``dict_row``, a
     ``sqlite3`` dict factory) would turn ``tuple(row)`` into column names,
@@ -187,12 +187,18 @@ def _cursor(connection: Any, dialect: Dialect) -> Iterator[Any]:
         with psycopg.Cursor(connection, row_factory=tuple_row) as cursor:
             yield cursor
     elif dialect is SQLITE:
+        # text_factory is the connection's, read at each fetch: with bytes
+        # (or the user's own decoder) names would not be str. It is put back
+        # as soon as the statement's rows are read.
+        text_factory = connection.text_factory
         cursor = sqlite3.Cursor(connection)
         cursor.row_factory = None
+        connection.text_factory = str
         try:
             yield cursor
         finally:
             cursor.close()
+            connection.text_factory = text_factory
     else:
         yield connection
 
@@ -386,6 +392,11 @@ _TEMP_SCHEMA = {"SQLite": "temp.", "PostgreSQL": "pg_temp.", "DuckDB": "temp.mai
 PG_SCRATCH_SEARCH_PATH = "pg_temp, pg_catalog"
 
 
+#: PostgreSQL's extra_float_digits during a call: any value above 0 prints a
+#: float8 exactly (the shortest text that reads back as the same double).
+PG_EXTRA_FLOAT_DIGITS = "1"
+
+
 def fold_name(name: str, dialect: Dialect) -> str:
     """``name`` as ``dialect`` compares it: ASCII letters lowered for SQLite and DuckDB.
 
@@ -423,7 +434,7 @@ def clash_message(dialect: Dialect, taken: Sequence[tuple[str, str]], names: Seq
 
 @contextlib.contextmanager
 def scratch_search_path(connection: Any, dialect: Dialect) -> Iterator[None]:
-    """On PostgreSQL, run a block with ``search_path`` set to ``PG_SCRATCH_SEARCH_PATH``.
+    """On PostgreSQL, run a block with ``search_path`` set to ``PG_SCRATCH_SEARCH_PATH`` (and floats read exactly).
 
     The block is a transaction, or a savepoint inside the caller's
     transaction (a query outside one would leave a transaction open). The
@@ -431,19 +442,25 @@ def scratch_search_path(connection: Any, dialect: Dialect) -> Iterator[None]:
     rollback sets it back. It is a SET LOCAL, which ends with the
     transaction, so the session's own value is never changed. The value is
     read through ``fetch``'s tuple cursor: with the connection's own
-    ``dict_row`` it would read the column's name. On SQLite and DuckDB,
+    ``dict_row`` it would read the column's name. ``extra_float_digits`` is
+    set the same way, to ``PG_EXTRA_FLOAT_DIGITS``: a user's value below 1
+    rounds every float8 read back as text (``-15`` read the weight 0.6652 as
+    0.7). On SQLite and DuckDB,
     which search their temporary schema first anyway, it does nothing; the
     user's functions there are refused by ``prepare_functions``.
     """
     if dialect is not POSTGRESQL:
         yield
         return
+    read = "SELECT pg_catalog.current_setting('search_path'), pg_catalog.current_setting('extra_float_digits')"
+    set_local = "SELECT pg_catalog.set_config(:name, :value, true)"  # true: SET LOCAL
     with connection.transaction():
-        (users_path,) = fetch(connection, dialect, "SELECT pg_catalog.current_setting('search_path')")[0]
-        set_path = "SELECT pg_catalog.set_config('search_path', :path, true)"  # true: SET LOCAL
-        run(connection, dialect, set_path, {"path": PG_SCRATCH_SEARCH_PATH})
+        users_path, users_digits = fetch(connection, dialect, read)[0]
+        run(connection, dialect, set_local, {"name": "search_path", "value": PG_SCRATCH_SEARCH_PATH})
+        run(connection, dialect, set_local, {"name": "extra_float_digits", "value": PG_EXTRA_FLOAT_DIGITS})
         yield
-        run(connection, dialect, set_path, {"path": users_path})
+        run(connection, dialect, set_local, {"name": "search_path", "value": users_path})
+        run(connection, dialect, set_local, {"name": "extra_float_digits", "value": users_digits})
 
 
 @contextlib.contextmanager
