@@ -281,6 +281,25 @@ def test_a_hand_written_output_box_or_textarea_shows_its_numbers(tmp_path):
     ]
 
 
+def test_a_leading_dot_a_look_alike_dot_a_hidden_element_and_a_decimal_comma_hide_no_number(tmp_path):
+    """Re-review 2, P4: .6652 (no leading zero), 0\u20246652 (U+2024 ONE DOT LEADER, drawn as a full stop),
+    0.<span hidden>x</span>2447 (shown as 0.2447) and 0,7311 were shown and never checked. (A style= and a
+    <style> that hide or draw a number fail the build instead: test_site_safety.py.)"""
+    text = (
+        "# Numbers\n\n"
+        "Control: the weight is 0.6652.\n\n"  # 3
+        "A: the weight is .6652.\n\n"  # 5
+        "B: the weight is 0\u20246652.\n\n"  # 7
+        "C: the weight is 0.<span hidden>x</span>2447, <img hidden alt='a'> and 0.1192 after a hidden void.\n\n"  # 9
+        "D: the weight is 0,7311.\n\n"  # 11
+        "Exempt: positions 0, 1, 2 and 0,1; version 1.2.34 and one decimal .5.\n"  # 13
+    )
+    assert unchecked_numbers(write(tmp_path, text), "docs/zz/numbers4.md") == [
+        f"docs/zz/numbers4.md:{line}: {number} is not in any verified output"
+        for line, number in [(3, "0.6652"), (5, ".6652"), (7, "0.6652"), (9, "0.2447"), (9, "0.1192"), (11, "0.7311")]
+    ]
+
+
 def test_formulas_are_read_from_the_mathml_the_build_makes(tmp_path):
     """Re-review N5: TeX was read through a model of what it shows; \\color, \\vphantom, \\overset{}{6} and
     \\textcolor split a number in the source that the reader sees whole. The check now reads the text of the

@@ -9,7 +9,7 @@ A number in prose is *checked* when either
   right above it printed (not a doctest's, not a skipped block's).
 
 Numbers that must be checked: any with two or more decimals (``0.9985``,
-``-0.4161`` or ``−0.4161`` with U+2212, ``2.66x``), any large integer (five or
+``.9985``, ``-0.4161`` or ``−0.4161`` with U+2212, ``2.66x``), any large integer (five or
 more digits, or with thousands separators: ``18,944,000``, ``18 944 001``
 with spaces, thin or no-break spaces) and any number in scientific notation
 (``1.5e-3``, and ``3.7 \\times 10^{-14}`` in a formula). Exempt: integers
@@ -22,7 +22,10 @@ that declares them.
 The numbers are those a reader sees: the page is rendered with the site's
 Markdown extensions (mkdocs.yml) and its text read (:func:`shown_numbers`),
 so an escape, a character reference, an inline tag or emphasis inside a
-number, a soft hyphen or zero-width character hide nothing. Formulas are
+number, a soft hyphen or zero-width character, a ``hidden`` element, a
+character drawn like a full stop (U+2024) or a decimal comma (``0,7311``)
+hide nothing. (CSS of a page's own, which could hide or draw one, fails the
+build: ``safety.page_code``.) Formulas are
 read from the MathML the build makes (``hooks.mathml``, through the build's
 own math step), not from their TeX: what TeX command splits a number in the
 source (``0.6\\color{teal}652``) does not matter, only what shows. Only the
@@ -67,11 +70,18 @@ CHECKED_NUMBER = re.compile(
     r"\d+(?:\.\d+)?[eE][-+]?\d+"  # scientific notation
     rf"|\d{{1,3}}(?:{_GROUP})(?:\.\d+)?"  # thousands separators
     r"|\d{5,}(?:\.\d+)?"  # five or more digits
-    r"|\d+\.\d{2,}"  # two or more decimals
+    r"|\d*\.\d{2,}"  # two or more decimals (.6652 too)
     r")(?![\d]|\.\d|,\d{3}|[ \u00a0\u2009\u202f]\d{3}\b)"
 )
 ANY_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 MINUS_SIGNS = str.maketrans({"\u2212": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "-", "\u207b": "-"})
+#: Characters drawn like a full stop (U+2024 ONE DOT LEADER, the small and
+#: fullwidth full stops, ...): before a digit a reader reads a decimal point.
+#: Not the middle dots (·, ⋅), which also mean "times" (0.5·0.25).
+_DOT_LIKE = "\u2024\ufe52\uff0e\u0701\u0702\ua4f8\ua60e\U00010a50"
+_DOT_LIKE_BEFORE_A_DIGIT = re.compile(f"[{_DOT_LIKE}](?=\\d)")
+#: A decimal comma after a lone zero (0,7311): no thousands separator follows a lone 0.
+_DECIMAL_COMMA = re.compile(r"(?<![\w.,])(-?0),(\d{2,})(?![\d,])")
 #: arXiv ids are not numbers (arXiv:1706.03762).
 ARXIV_ID = re.compile(r"arXiv:\s*\d{4}\.\d{4,5}(?:v\d+)?", re.IGNORECASE)
 HOW_TO_FIX = (
@@ -231,8 +241,15 @@ def as_seen(text: str) -> str:
     """``text`` (what a page shows, with marked scripts) with its numbers as a
     reader reads them: no soft hyphens, zero-width or other invisible
     characters, ``a × 10^b`` as ``aeb``, a superscript or subscript apart from
-    the digits around it, arXiv ids and minus signs normalised."""
+    the digits around it, arXiv ids, minus signs, look-alike decimal points
+    (``0․6652`` with U+2024) and decimal commas (``0,7311``) normalised.
+
+    >>> as_seen("0\u20246652, 0,7311 and .0900")
+    '0.6652, 0.7311 and .0900'
+    """
     text = "".join(c for c in text if unicodedata.category(c) not in {"Cf", "Mn"})
+    text = _DOT_LIKE_BEFORE_A_DIGIT.sub(".", text)
+    text = _DECIMAL_COMMA.sub(r"\1.\2", text)
     text = _SUPERSCRIPT_RUN.sub(lambda m: _SUP + m[0].translate(_SUPERSCRIPT_DIGITS) + _END_SUP, text)
     text = text.translate(MINUS_SIGNS)
     text = _TIMES_TEN_TO.sub(lambda m: f"{m[1]}e{m[2] or m[3]}", text)
@@ -252,6 +269,8 @@ _BLOCK_TAGS = frozenset(
 #: Elements whose text does not show: ``<pre>`` (every fenced block: code, read as code) and what never shows.
 #: (A ``<textarea>`` shows its text: it is read.)
 _CODE_TAGS = frozenset({"pre", "script", "style", "template"})
+#: Elements with no end tag (a hidden one hides only itself).
+_VOID_TAGS = frozenset("area base br col embed hr img input link meta source track wbr".split())
 #: Attributes a reader sees (or hears) as text.
 _TEXT_ATTRIBUTES = ("alt", "title", "aria-label", "placeholder", "label", "value")
 
@@ -272,8 +291,10 @@ class _Shown(HTMLParser):
             if tag == self._skip[0]:
                 self._skip = (tag, self._skip[1] + 1)
             return
-        if tag in _CODE_TAGS or classes & self.hidden_classes:
-            self._skip = (tag, 1)
+        if tag in _CODE_TAGS or classes & self.hidden_classes or "hidden" in values:
+            # A hidden element shows nothing (0.<span hidden>x</span>2447 shows 0.2447); a void one has no end.
+            if tag not in _VOID_TAGS:
+                self._skip = (tag, 1)
             return
         if tag in _BLOCK_TAGS:
             self.parts.append("\n")
