@@ -1304,8 +1304,8 @@ def python_m(*args: str | Path, cwd: Path, python: str | Path = sys.executable, 
     """``python -m qkv.exercises.cli ARGS`` run from ``cwd``, with ``env`` added. With this
     Python it imports the qkv under test; another (a throw-away venv's) imports its own."""
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | env
-    if python == sys.executable:
-        environment["PYTHONPATH"] = str(QKV_SRC)
+    if python == sys.executable:  # a PYTHONPATH in env comes first
+        environment["PYTHONPATH"] = os.pathsep.join([*filter(None, [env.get("PYTHONPATH")]), str(QKV_SRC)])
     command = [str(python), "-m", "qkv.exercises.cli", *map(str, args)]
     return subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=120)
 
@@ -1351,8 +1351,8 @@ def test_a_file_the_learner_writes_on_the_search_path_cannot_fake_a_pass(tmp_pat
         assert not (tmp_path / "secrets.py").exists()
         assert "PermissionError: [Errno 13] Permission denied" in first.stdout
         assert "your code may write files only in the checker's temporary folder" in first.stdout
-    else:
-        assert second.returncode == 2 and "secrets (" in second.stderr
+    else:  # the planted file is there, but the checker imports nothing from its working directory
+        assert second.returncode == 1 and "Result: 0 of 11 checks passed" in second.stdout, second.stdout
 
 
 def test_a_check_run_imports_nothing_after_the_learners_code_starts():
@@ -1390,18 +1390,6 @@ if core is not None:
 """
 
 
-def test_a_standard_module_planted_before_is_refused_by_name(tmp_path):
-    """Review H4: a secrets.py that a learner's file wrote before the checker confined it sits in
-    the working directory, and python -m imports it at start-up. The checker refuses to run, and
-    names the file."""
-    (tmp_path / "secrets.py").write_text(OLD_PLANT)
-    result = python_m("check", "attention-head", FILES / "fault_sys_exit.py", cwd=tmp_path)
-    assert result.returncode == 2, result.stdout + result.stderr
-    assert "All done" not in result.stdout
-    assert f"secrets ({tmp_path / 'secrets.py'})" in result.stderr
-    assert "delete or rename that file" in result.stderr
-
-
 #: The re-review's N9: the same plant, posing as the real module by what it says about itself.
 DISGUISED_PLANT = (
     OLD_PLANT
@@ -1411,19 +1399,65 @@ __spec__ = _real.__spec__
 __spec__.name = "secrets"
 """
 )
+#: Re-review 2's P5: the same, and it rebinds the list of standard modules that the guard read.
+REBINDING_PLANT = DISGUISED_PLANT + 'sys.stdlib_module_names = frozenset(sys.stdlib_module_names - {"secrets"})\n'
+PLANTS = {"plain": OLD_PLANT, "disguised": DISGUISED_PLANT, "rebinding": REBINDING_PLANT}
+PLANT_RAN = 'print("the planted secrets.py ran", file=sys.stderr)\n'
 
 
-def test_a_standard_module_planted_before_is_refused_whatever_it_says_about_itself(tmp_path):
-    """Re-review N9: a planted secrets.py that sets its own __file__ (and __spec__) to the real
-    module's faked "11 of 11" with exit 0 for a file that implements nothing, on a system without
-    Landlock (here written by hand, as such a run would have left it). Where the module came from
-    is decided by where the import system finds its name, which the module cannot set."""
-    (tmp_path / "secrets.py").write_text(DISGUISED_PLANT)
+@pytest.mark.parametrize("plant", list(PLANTS))
+def test_a_standard_module_planted_in_the_working_directory_never_runs_in_the_checker(tmp_path, plant):
+    """Review H4, re-review N9 and re-review 2's P5: a secrets.py that a learner's file wrote (on a
+    system without Landlock; here written by hand) sits in the working directory, and python -m
+    imported it at start-up, where it could forge the report. The last one also rebound
+    sys.stdlib_module_names, which the refusal below read, and faked "11 of 11" with exit 0 for a
+    file that implements nothing. Now the checker drops the working directory from its search
+    path before it imports anything (qkv._checker_start): the plant never runs, the check is real."""
+    (tmp_path / "secrets.py").write_text(PLANTS[plant] + PLANT_RAN)
     (tmp_path / "empty.py").write_text("# implements nothing\n")
     result = python_m("check", "attention-head", "empty.py", cwd=tmp_path)
+    assert "the planted secrets.py ran" not in result.stderr, result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Result: 0 of 11 checks passed" in result.stdout and "All done" not in result.stdout
+
+
+@pytest.mark.parametrize("plant", ["plain", "disguised"])
+def test_a_standard_module_planted_on_pythonpath_is_refused_by_name(tmp_path, plant):
+    """Review H4 and re-review N9: a folder on PYTHONPATH is the user's to set, so it stays on the
+    search path, and a plant there runs. The checker then refuses to run, and names the file, by
+    where the import system finds the name, which the module cannot set about itself. This is the
+    tripwire README describes: a plant written to defeat it (the rebinding one) can."""
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "secrets.py").write_text(PLANTS[plant])
+    (tmp_path / "empty.py").write_text("# implements nothing\n")
+    result = python_m("check", "attention-head", "empty.py", cwd=tmp_path, PYTHONPATH=str(planted))
     assert "All done" not in result.stdout, result.stdout + result.stderr
     assert result.returncode == 2, result.stdout + result.stderr
-    assert f"secrets ({tmp_path / 'secrets.py'})" in result.stderr
+    assert f"secrets ({planted / 'secrets.py'})" in result.stderr
+    assert "delete or rename that file" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv0", "orig_argv", "dropped"),
+    [
+        ("-m", ["python3", "-m", "qkv.exercises.cli", "check"], True),
+        ("-m", ["python3", "-W", "error", "-mqkv.exercises._checker"], True),
+        ("/venv/bin/qkv-exercise", ["/venv/bin/python3", "/venv/bin/qkv-exercise", "check"], True),
+        ("-m", ["python3", "-m", "qkv.other"], False),
+        ("script.py", ["python3", "script.py", "-m", "qkv.exercises.cli"], False),
+        ("-c", ["python3", "-c", "import qkv"], False),
+    ],
+)
+def test_only_a_checker_process_drops_the_first_search_path_entry(monkeypatch, argv0, orig_argv, dropped):
+    from qkv import _checker_start
+
+    monkeypatch.setattr(sys, "argv", [argv0])
+    monkeypatch.setattr(sys, "orig_argv", orig_argv)
+    monkeypatch.setattr(sys, "path", ["/the/working/directory", *sys.path])
+    before = list(sys.path)
+    assert _checker_start.drop_writable_first_entry() == ("/the/working/directory" if dropped else None)
+    assert sys.path == (before[1:] if dropped else before)
 
 
 @pytest.fixture

@@ -25,6 +25,9 @@ Examples
 (2, 4)
 """
 
+# First, before NumPy: a checker process imports nothing from its working directory (see _checker_start).
+from qkv import _checker_start  # noqa: F401  # isort: skip
+
 from qkv import sql, toy
 from qkv.alibi import alibi_bias, alibi_slopes
 from qkv.attention import causal_mask, scaled_dot_product_attention, self_attention, softmax

@@ -47,12 +47,16 @@ line says which held, :func:`describe_sandbox`):
   of its own) is killed by the kernel when the check ends or the checker
   dies, SIGKILL included; and the checker's ``/proc/<pid>/environ`` is
   out of its reach, root or not;
-* everywhere: the checker refuses to run (``RuntimeError``) when a
-  standard module was imported from a folder other than the standard
-  library and site-packages (:func:`refuse_shadowed_standard_modules`),
-  which is where a file written by an earlier, unconfined run would be.
-  Where the module came from is where the import system finds its name,
-  not what the module says of itself (``__file__``).
+* everywhere: a checker process (``qkv-exercise``, or ``python -m
+  qkv.exercises.cli``) imports nothing from its working directory or its
+  script's folder, where a file written by an earlier, unconfined run
+  would be: ``import qkv`` drops that entry from ``sys.path`` before it
+  imports anything else (``qkv._checker_start``). And the checker refuses
+  to run (``RuntimeError``) when a standard module was imported from a
+  folder other than the standard library and site-packages (a
+  ``PYTHONPATH`` entry: :func:`refuse_shadowed_standard_modules`). Where
+  the module came from is where the import system finds its name, not
+  what the module says of itself (``__file__``).
 
 Not covered: without Landlock, the learner's code can write your files,
 including a ``.pth`` file in site-packages that runs in every later Python
@@ -61,11 +65,11 @@ installation itself; it can stop or kill the checker (``os.kill(...,
 SIGSTOP)``) unless Landlock ABI 6 scopes signals or the PID namespace
 hides it; without a PID namespace, a process it starts in a new session
 (``os.setsid``) escapes the kill, and after a SIGKILL of the checker any
-process it started runs on. The refusal of a planted standard module is
-a tripwire, not a wall: it runs in the checker after the planted file's
-code has run there, so a file written to defeat it (it can change the
-checker's own state, ``sys.stdlib_module_names`` say) fakes a pass
-without Landlock. With Landlock, it can still read your files
+process it started runs on. The refusal of a standard module planted in
+a ``PYTHONPATH`` folder is a tripwire, not a wall: it runs in the checker
+after the planted file's code has run there, so a file written to defeat
+it (it can change the checker's own state, ``sys.stdlib_module_names``
+say) fakes a pass without Landlock. With Landlock, it can still read your files
 and use the network, and change files' permissions (``chmod``), which
 Landlock does not govern. Code running as root can raise its own memory
 limit. After a SIGKILL of the checker, its temporary folder is left in
