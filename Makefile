@@ -27,13 +27,15 @@ build: $(STAMP)
 
 # pytest through a guard that fails the run when pytest ends without its
 # summary line (a test that calls os._exit(0) would otherwise end it "green"),
-# on JOBS pytest-xdist workers (default: one per core); tests that share state
+# on JOBS pytest-xdist workers (default: one per core and one more, since a
+# worker often waits on Chromium or a subprocess: 373 -> 335 s on 2 cores,
+# where 3 workers keep both cores 99% busy); tests that share state
 # run on one worker (--dist loadgroup, tests/support/workers.py). JOBS=0 runs
 # everything in one process. With workers, each has one BLAS/OpenMP thread
 # (unless set): the workers already fill the cores, and a thread pool in each
 # spins against the others (measured on 2 cores: 617 -> 543 busy CPU-s,
 # 331 -> 304 s). JOBS=0 keeps the machine's default thread count.
-JOBS ?= auto
+JOBS ?= $(shell python3 -c "import os; print((os.cpu_count() or 1) + 1)" 2>/dev/null || echo auto)
 ONE_THREAD := $(if $(filter 0,$(JOBS)),,OPENBLAS_NUM_THREADS=$${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=$${MKL_NUM_THREADS:-1})
 test: $(STAMP)
 	$(ONE_THREAD) $(PY) tests/support/pytest_finished.py -n $(JOBS) --dist loadgroup

@@ -17,6 +17,8 @@ import pytest
 from needs import require
 from site_sweep import (  # tests/support, on pytest's pythonpath
     AXE,
+    AXE_RUN,
+    COLOUR_RULES,
     CONFIGS,
     DOCS,
     MAX_SCREENS,
@@ -24,6 +26,7 @@ from site_sweep import (  # tests/support, on pytest's pythonpath
     SCREEN_HEIGHT,
     WIDTHS,
     docs_pages,
+    inject_axe,
     length_problems,
     open_page,
     reading_problems,
@@ -158,6 +161,24 @@ def test_axe_finds_no_accessibility_violations(sweep, scheme, path):
     found = sweep.findings(path, f"{scheme}-desktop")
     report = [f"/{path} [{scheme}]: {v}" for v in found.axe] + [f"/{path}: {p}" for p in found.axe_problems]
     assert not report, "\n".join(report)
+
+
+def test_the_dark_palettes_colour_rules_catch_text_the_dark_palette_makes_unreadable(browser, site_url):
+    """The dark load runs only COLOUR_RULES (the rest repeat the light load's findings): planted, a
+    paragraph in the dark palette's own background colour, and a link told from its text by colour alone."""
+    page, context, _ = open_page(browser, site_url + "chapters/order/", scheme="dark", width=1280)
+    page.evaluate(
+        """() => {
+        const p = document.querySelector('article p');
+        p.style.color = getComputedStyle(document.body).backgroundColor;
+        p.insertAdjacentHTML('afterend', '<p style="color:#777">Text, <a href="#" style="color:#787878;'
+            + 'text-decoration:none">a link</a>, text.</p>');
+    }"""
+    )
+    inject_axe(page)
+    violations = page.evaluate(AXE_RUN, [None, COLOUR_RULES])
+    context.close()
+    assert {v.split(" ", 1)[0] for v in violations} == {"color-contrast", "link-in-text-block"}, violations
 
 
 def test_palette_follows_the_system_and_the_toggle(browser, site_url):
