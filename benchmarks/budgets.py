@@ -11,7 +11,10 @@ GitHub Pages, where the site is published, does; bytes are transfer sizes.
 
 Each page is audited QKV_BENCH_RUNS times (default 3) and the median run is
 reported with the range of performance scores, since single runs vary by
-about ten points. QKV_BENCH_PAGES (comma-separated page names, e.g.
+about ten points. Run it on a quiet machine: Lighthouse's simulated
+throttling multiplies the main-thread time it observes, so other work on
+the machine lowers the scores (sinusoidal: 97-100 quiet, 81-92 at load 2,
+66-83 at load 10, on 2 cores). QKV_BENCH_PAGES (comma-separated page names, e.g.
 ``home,multi-head,exercises/sql-softmax``) audits only those pages. Exit status 1 when a budget is missed, so it can gate a
 release by hand.
 """
