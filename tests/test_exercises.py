@@ -1403,6 +1403,26 @@ __spec__.name = "secrets"
 REBINDING_PLANT = DISGUISED_PLANT + 'sys.stdlib_module_names = frozenset(sys.stdlib_module_names - {"secrets"})\n'
 PLANTS = {"plain": OLD_PLANT, "disguised": DISGUISED_PLANT, "rebinding": REBINDING_PLANT}
 PLANT_RAN = 'print("the planted secrets.py ran", file=sys.stderr)\n'
+#: Any standard module, loaded from the real file, that says it ran.
+STAND_IN = """
+import importlib.util, os, sys
+_spec = importlib.util.spec_from_file_location("_real", os.path.join(os.path.dirname(os.__file__), "{name}.py"))
+_real = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(_real)
+globals().update({{k: v for k, v in vars(_real).items() if not k.startswith("__")}})
+print("the planted {name}.py ran", file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("name", ["__future__", "secrets"])
+def test_no_standard_module_in_the_working_directory_runs_before_the_checker_drops_it(tmp_path, name):
+    """The drop comes first: qkv/__init__.py imports nothing before it, and _checker_start itself
+    imports only modules loaded at start-up (a `from __future__ import annotations` there ran a
+    planted __future__.py)."""
+    (tmp_path / f"{name}.py").write_text(STAND_IN.format(name=name))
+    (tmp_path / "empty.py").write_text("# implements nothing\n")
+    result = python_m("check", "attention-head", "empty.py", cwd=tmp_path)
+    assert f"the planted {name}.py ran" not in result.stderr, result.stderr
+    assert result.returncode == 1 and "Result: 0 of 11 checks passed" in result.stdout, result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("plant", list(PLANTS))

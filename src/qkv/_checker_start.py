@@ -16,8 +16,9 @@ file by its path, in a child process. Every other program that imports
 ``qkv`` keeps its search path as it is.
 """
 
-from __future__ import annotations
-
+# No "from __future__ import annotations": that statement imports the module
+# __future__, which a file in the working directory would shadow, and it runs
+# before anything here could drop that directory.
 import os
 import sys
 
