@@ -709,6 +709,7 @@ def test_a_changed_mkdocs_jupyter_template_is_reported():
         # A page's own CSS (security re-review 2, P1 and P4).
         ("<style>code:not([data-md-copying]) .s1 { display: none }</style>", "<style>"),
         ("<svg><svg:style>.w::after { content: '0.6652' }</svg:style></svg>", "<svg:style>"),
+        ('<p><link rel="stylesheet" href="../../stylesheets/copy.css"></p>', "<link>"),
         ('<pre><code>pip install qkv<span style="font-size:0"> evil</span></code></pre>', 'style="font-size:0" on'),
         ('<td style="text-align: right; color: transparent">1</td>', 'style="text-align: right; color: transparent"'),
         ("<p><!-- x --!><b style='font-size:0'>y</b> --></p>", "'style=font-size:0'"),

@@ -449,7 +449,7 @@ _RAW = {
         r"<[a-z][^<>]*?[\s\"'/]((?:data-md|data-clipboard|data-copy)[\w-]*\s*=|id\s*=\s*[\"']?__(?!tabbed_))",
         re.IGNORECASE,
     ),
-    "style": re.compile(r"<(?:[\w.-]+:)?style(?=[\s/>])", re.IGNORECASE),
+    "style": re.compile(r"<(?:[\w.-]+:)?(?:style|link)(?=[\s/>])", re.IGNORECASE),
 }
 #: A ``style=`` in the raw text, with its value (checked by ``allowed_style``).
 _RAW_STYLE_ATTRIBUTE = re.compile(
@@ -510,7 +510,7 @@ class _ActiveFinder(HTMLParser):
             self._script, self._body = (self.getpos()[0], tag, f'src="{src}"' if src else ""), []
         elif local in CODE_ELEMENTS:
             self._add("element", f"<{tag}>", next((v for _, v in values if v), f"<{tag}"))
-        elif local == "style":
+        elif local in ("style", "link"):  # a <link rel=stylesheet> in the body applies too
             self._add("style", f"<{tag}>", f"<{tag}")
 
     def handle_startendtag(self, tag, attrs):
@@ -588,7 +588,7 @@ def page_code(content: str, where: str, source: str = "") -> list[str]:
         ``<where>:<line>: <what>: <why>`` for each ``<script>``, ``<iframe>``,
         ``<object>``, ``<embed>``, ``on*=`` handler, ``javascript:`` URL,
         ``data-md-*``, ``data-clipboard-*`` or ``data-copy`` attribute, ``id="__..."``,
-        ``<style>`` and ``style=`` (but a table's alignment, ``allowed_style``);
+        ``<style>``, ``<link>`` and ``style=`` (but a table's alignment, ``allowed_style``);
         ``<where>: ...`` when no source line holds it. The built HTML is read,
         not the source's lines, so no Markdown or math trick hides one; the
         Content-Security-Policy hashes every inline script of a built page, so
