@@ -1459,25 +1459,35 @@ def test_a_standard_module_planted_on_pythonpath_is_refused_by_name(tmp_path, pl
 
 
 @pytest.mark.parametrize(
-    ("argv0", "orig_argv", "dropped"),
+    ("argv0", "orig_argv", "safe_path", "expected"),
     [
-        ("-m", ["python3", "-m", "qkv.exercises.cli", "check"], True),
-        ("-m", ["python3", "-W", "error", "-mqkv.exercises._checker"], True),
-        ("/venv/bin/qkv-exercise", ["/venv/bin/python3", "/venv/bin/qkv-exercise", "check"], True),
-        ("-m", ["python3", "-m", "qkv.other"], False),
-        ("script.py", ["python3", "script.py", "-m", "qkv.exercises.cli"], False),
-        ("-c", ["python3", "-c", "import qkv"], False),
+        ("-m", ["python3", "-m", "qkv.exercises.cli", "check"], False, "restart"),
+        ("-m", ["python3", "-W", "error", "-mqkv.exercises._checker"], False, "restart"),
+        ("-m", ["python3", "-Bm", "qkv.exercises.cli", "check"], False, "restart"),  # re-review 3, Q3
+        ("-m", ["python3", "-OOum", "qkv.exercises.cli"], False, "restart"),
+        ("-m", ["python3", "-P", "-m", "qkv.exercises.cli"], True, None),
+        ("/venv/bin/qkv-exercise", ["/venv/bin/python3", "/venv/bin/qkv-exercise", "check"], False, "drop"),
+        ("-m", ["python3", "-m", "qkv.other"], False, None),
+        ("script.py", ["python3", "script.py", "-m", "qkv.exercises.cli"], False, None),
+        ("-c", ["python3", "-c", "import qkv"], False, None),
     ],
 )
-def test_only_a_checker_process_drops_the_first_search_path_entry(monkeypatch, argv0, orig_argv, dropped):
+def test_only_a_checker_process_leaves_its_folder(argv0, orig_argv, safe_path, expected):
     from qkv import _checker_start
 
-    monkeypatch.setattr(sys, "argv", [argv0])
-    monkeypatch.setattr(sys, "orig_argv", orig_argv)
-    monkeypatch.setattr(sys, "path", ["/the/working/directory", *sys.path])
-    before = list(sys.path)
-    assert _checker_start.drop_writable_first_entry() == ("/the/working/directory" if dropped else None)
-    assert sys.path == (before[1:] if dropped else before)
+    assert _checker_start.action(argv0, orig_argv, safe_path) == expected
+
+
+@pytest.mark.parametrize("name", ["warnings"])
+def test_a_module_python_imports_before_qkv_does_not_run_in_the_checker(tmp_path, name):
+    """Re-review 3, Q1: under python -m, Python imports warnings and contextlib with the working
+    directory on the path before qkv's first line; a planted warnings.py that forged the report gave
+    "11 of 11 checks passed", exit 0, for an empty file. The checker now starts again with -P."""
+    (tmp_path / f"{name}.py").write_text(STAND_IN.format(name=name) + OLD_PLANT)
+    (tmp_path / "empty.py").write_text("# implements nothing\n")
+    result = python_m("check", "attention-head", "empty.py", cwd=tmp_path)
+    assert result.returncode == 1 and "Result: 0 of 11 checks passed" in result.stdout, result.stdout + result.stderr
+    assert "All done" not in result.stdout
 
 
 @pytest.fixture

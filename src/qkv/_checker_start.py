@@ -10,10 +10,16 @@ checker's own could look, and free to rebind whatever such a check reads
 faked "11 of 11 checks passed").
 
 So the first thing ``import qkv`` does (importing this module), in a process
-started as the checker, is drop that first entry, as ``python -P`` would have: nothing runs from
-there afterwards. The checker needs neither folder; it loads the learner's
-file by its path, in a child process. Every other program that imports
-``qkv`` keeps its search path as it is.
+started as the checker, is leave that folder: ``python -m`` starts again
+with ``-P`` (Python itself has imported ``warnings`` from the working
+directory by then), and the console script drops its folder from the
+path. The checker needs neither folder; it loads the learner's file by its
+path, in a child process. Every other program that imports ``qkv`` keeps
+its search path as it is. Not covered: a plant written to defeat this very
+step (it runs first under ``python -m``; ``qkv-exercise`` and ``python -P
+-m`` never import it), and modules in the venv's own folders (pip's
+console script imports ``re`` before ``qkv``), which only a run without
+Landlock could have written, like a ``.pth`` file (README).
 """
 
 # No "from __future__ import annotations": that statement imports the module
@@ -22,7 +28,7 @@ file by its path, in a child process. Every other program that imports
 import os
 import sys
 
-__all__ = ["CHECKER_MODULES", "CHECKER_SCRIPTS", "checker_module", "drop_writable_first_entry"]
+__all__ = ["CHECKER_MODULES", "CHECKER_SCRIPTS", "action", "checker_module", "start"]
 
 #: The modules that judge a learner's file, when run with ``python -m``.
 CHECKER_MODULES = ("qkv.exercises.cli", "qkv.exercises._checker")
@@ -33,42 +39,71 @@ CHECKER_SCRIPTS = ("qkv-exercise",)
 def checker_module(orig_argv: list[str]) -> str | None:
     """The module a ``python -m MODULE ...`` command line runs, or None for any other.
 
+    Options may be combined, as Python reads them (``-Bm``, ``-OOm``, ``-mX``).
+
     >>> checker_module(["python3", "-X", "dev", "-m", "qkv.exercises.cli", "check"])
     'qkv.exercises.cli'
-    >>> checker_module(["python3", "-mqkv.exercises.cli"]), checker_module(["python3", "script.py", "-m", "x"])
-    ('qkv.exercises.cli', None)
+    >>> checker_module(["python3", "-Bm", "qkv.exercises.cli"]), checker_module(["python3", "-mqkv.exercises.cli"])
+    ('qkv.exercises.cli', 'qkv.exercises.cli')
+    >>> checker_module(["python3", "script.py", "-m", "x"]), checker_module(["python3", "-Wignore", "-c", "-m"])
+    (None, None)
     """
     arguments = iter(orig_argv[1:])
     for argument in arguments:
-        if argument == "-m":
-            return next(arguments, None)
-        if argument.startswith("-m") and not argument.startswith("--"):
-            return argument[2:]
-        if argument in ("-X", "-W"):  # options that take a value
-            next(arguments, None)
-        elif argument == "-c" or argument == "-" or not argument.startswith("-"):
-            return None  # a command, standard input or a script: not -m
+        if argument == "-" or not argument.startswith("-"):
+            return None  # standard input or a script
+        if argument.startswith("--"):
+            continue  # --check-hash-based-pycs takes its value with "=" or next: rare, not a checker
+        for index, flag in enumerate(argument[1:], start=1):
+            rest = argument[index + 1 :]
+            if flag == "m":
+                return rest or next(arguments, None)
+            if flag == "c":
+                return None
+            if flag in "WX":  # take a value: the rest of this argument, or the next
+                if not rest:
+                    next(arguments, None)
+                break
     return None
 
 
-def drop_writable_first_entry() -> str | None:
-    """In a checker process, remove ``sys.path[0]`` (the working directory or the script's folder).
+def action(argv0: str, orig_argv: list[str], safe_path: bool) -> str | None:
+    """What a process started with these arguments does first: ``"restart"``, ``"drop"`` or None.
 
-    A checker process is one started as ``python -m`` one of ``CHECKER_MODULES``
-    or as one of ``CHECKER_SCRIPTS``, without ``-P`` (or ``-I``), which leave
-    that entry out already.
+    ``"restart"``: ``python -m`` one of ``CHECKER_MODULES`` without ``-P``. By
+    the time ``qkv`` is imported, Python has already imported a few standard
+    modules (``warnings``, ``contextlib``) with the working directory first on
+    the path, so a ``warnings.py`` there has run (security re-review 3, Q1):
+    start again as the same command with ``-P``, which leaves nothing of this
+    process and imports nothing from there. ``"drop"``: a ``CHECKER_SCRIPTS``
+    script, whose folder is first on the path. None: any other program.
 
-    Returns
-    -------
-    str or None
-        The entry removed; None when this process is not a checker or has none.
+    >>> action("-m", ["python3", "-m", "qkv.exercises.cli", "list"], safe_path=False)
+    'restart'
+    >>> action("/venv/bin/qkv-exercise", ["python3", "/venv/bin/qkv-exercise"], safe_path=False)
+    'drop'
+    >>> action("-m", ["python3", "-P", "-m", "qkv.exercises.cli"], safe_path=True), action("x.py", ["python3", "x.py"], False)
+    (None, None)
     """
-    if sys.flags.safe_path or not sys.path:
+    if safe_path:
         return None
-    script = os.path.basename(sys.argv[0]) if sys.argv else ""
-    if script.removesuffix(".exe") in CHECKER_SCRIPTS or checker_module(sys.orig_argv) in CHECKER_MODULES:
-        return sys.path.pop(0)
+    if checker_module(orig_argv) in CHECKER_MODULES:
+        return "restart" if os.name == "posix" else "drop"
+    if os.path.basename(argv0).removesuffix(".exe") in CHECKER_SCRIPTS:
+        return "drop"
     return None
 
 
-drop_writable_first_entry()  # at import: qkv/__init__.py imports this module before anything else
+def start() -> None:
+    """Do what :func:`action` says for this process: ``os.execv`` the same command with ``-P``, or
+    remove ``sys.path[0]`` (the script's folder)."""
+    what = action(sys.argv[0] if sys.argv else "", sys.orig_argv, bool(sys.flags.safe_path))
+    if what == "restart":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, [sys.executable, "-P", *sys.orig_argv[1:]])
+    elif what == "drop" and sys.path:
+        del sys.path[0]
+
+
+start()  # at import: qkv/__init__.py imports this module before anything else

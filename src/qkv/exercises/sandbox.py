@@ -50,8 +50,9 @@ line says which held, :func:`describe_sandbox`):
 * everywhere: a checker process (``qkv-exercise``, or ``python -m
   qkv.exercises.cli``) imports nothing from its working directory or its
   script's folder, where a file written by an earlier, unconfined run
-  would be: ``import qkv`` drops that entry from ``sys.path`` before it
-  imports anything else (``qkv._checker_start``). And the checker refuses
+  would be: ``import qkv`` drops the script's folder from ``sys.path``, or
+  starts ``python -m`` again with ``-P``, before it imports anything else
+  (``qkv._checker_start``). And the checker refuses
   to run (``RuntimeError``) when a standard module was imported from a
   folder other than the standard library and site-packages (a
   ``PYTHONPATH`` entry: :func:`refuse_shadowed_standard_modules`). Where
