@@ -458,7 +458,8 @@ def test_a_script_in_a_static_html_or_svg_file_fails_the_build_naming_the_file(t
     """Review N3: an .html or .svg file under docs/ was copied as it is, its script live on the
     site's origin with no Content-Security-Policy (an SVG opened in its own tab, an HTML demo).
     Re-review 2, P2 and P3: an SVG entity spelled the script with character references, and an
-    .xml's <?xml-stylesheet?> named an XSLT that built one; Chromium ran both, and neither file held "<script"."""
+    .xml's <?xml-stylesheet?> named an XSLT that built one; Chromium ran both, and neither file held "<script".
+    Re-review 3, Q6: an <!ATTLIST> gave the svg a default onload."""
     files = {
         "demo.html": (
             "<!doctype html>\n<html><head><title>Demo</title></head>\n<body><h1>Attention demo</h1>\n"
@@ -477,6 +478,10 @@ def test_a_script_in_a_static_html_or_svg_file_fails_the_build_naming_the_file(t
             '<?xml version="1.0"?>\n<!DOCTYPE svg [\n'
             '<!ENTITY s "&#60;script&#62;document.documentElement.dataset.pwned=21&#60;/script&#62;">\n'
             ']>\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">&s;</svg>\n'
+        ),
+        "img/attlist.svg": (
+            '<?xml version="1.0"?>\n<!DOCTYPE svg [\n<!ATTLIST svg onload CDATA "go()">\n]>\n'
+            '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>\n'
         ),
         "data/x.xml": '<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="t.xsl"?>\n<doc>hi</doc>\n',
         "data/t.xsl": (
@@ -497,7 +502,9 @@ def test_a_script_in_a_static_html_or_svg_file_fails_the_build_naming_the_file(t
         ("docs/img/prefixed.svg:3", "a javascript: URL in <s:set to>"),
     ]:
         assert f"{where}: {what}: {STATIC_WHY}" in err, f"{where}:\n{err[-3000:]}"
-    assert "docs/img/entity.svg:3: <!ENTITY: a browser expands an XML entity into markup" in err, err[-3000:]
+    subset = "a DOCTYPE's internal subset: a browser expands its entities into markup"
+    assert f"docs/img/entity.svg:2: {subset}" in err, err[-3000:]
+    assert f"docs/img/attlist.svg:2: {subset}" in err, err[-3000:]  # re-review 3, Q6: a default onload
     assert "docs/data/x.xml:2: <?xml-stylesheet: a browser runs the XSLT it names" in err, err[-3000:]
 
 
@@ -713,6 +720,11 @@ def test_a_changed_mkdocs_jupyter_template_is_reported():
         ('<pre><code>pip install qkv<span style="font-size:0"> evil</span></code></pre>', 'style="font-size:0" on'),
         ('<td style="text-align: right; color: transparent">1</td>', 'style="text-align: right; color: transparent"'),
         ("<p><!-- x --!><b style='font-size:0'>y</b> --></p>", "'style=font-size:0'"),
+        # Hidden without CSS (security re-review 3, Q4): Material's classes, SVG and MathML attributes.
+        ('<p>0.<span class="md-tooltip">x</span>2447</p>', 'class="md-tooltip" on <span>'),
+        ('<p>0.<svg><text display="none">x</text></svg>1192</p>', 'display="none" on <text>'),
+        ('<p><math><mn>0.7311</mn><mn mathsize="0">1</mn></math></p>', 'mathsize="0" on <mn>'),
+        ('<p><svg><text opacity="0.01">pip install evil</text></svg></p>', 'opacity="0.01" on <text>'),
     ],
 )
 def test_each_kind_of_page_code_is_found_in_the_built_html(content, what):

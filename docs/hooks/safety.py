@@ -85,6 +85,10 @@ def _notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
         return None
     if attribute == "style" and not allowed_style(value):
         return None  # CSS of the notebook's own (see _ALLOWED_STYLE)
+    if attribute == "class":  # Material's classes (md-tooltip hides text) go, the rest stay
+        return " ".join(c for c in value.split() if not c.startswith("md-")) or None
+    if hiding_attribute(tag, attribute, value):
+        return None
     return value
 
 
@@ -390,7 +394,8 @@ def located_in_source(problems: list[str], source_name: str, source_text: str) -
 
 #: Elements that run or embed code: a page's content holds none.
 CODE_ELEMENTS = frozenset({"script", "iframe", "object", "embed", "frame", "frameset", "applet"})
-#: Attributes that Material's own scripts act on: ``data-md-*`` (its
+#: Attributes that Material's own scripts act on: ``class="md-..."`` (its
+#: classes: ``md-tooltip`` hides text until hovered), ``data-md-*`` (its
 #: components), ``data-clipboard-*`` (its copy button hands every element
 #: with ``data-clipboard-text`` or ``data-clipboard-target`` to clipboard.js, so
 #: a copy icon next to ``pip install qkv`` could copy another command) and
@@ -433,6 +438,27 @@ def allowed_style(value: str) -> bool:
         if not colon or pattern is None or not pattern.fullmatch(setting.strip().lower()):
             return False
     return True
+
+
+def hiding_attribute(tag: str, name: str, value: str) -> bool:
+    """Whether an SVG or MathML attribute can hide text, or draw it unreadable (CSS by another name).
+
+    >>> hiding_attribute("text", "display", "none"), hiding_attribute("math", "display", "block")
+    (True, False)
+    >>> hiding_attribute("mn", "mathsize", "0"), hiding_attribute("g", "opacity", "0.01")
+    (True, True)
+    """
+    name, value = name.lower(), value.strip().lower()
+    if name in ("mathsize", "mathcolor", "mathbackground"):
+        return True
+    if name == "display":
+        return tag != "math" or value not in ("block", "inline")
+    if name == "visibility":
+        return value in ("hidden", "collapse")
+    number = re.match(r"[-+]?\d*\.?\d+", value)
+    if name in ("opacity", "fill-opacity", "font-size") and number:
+        return float(number[0]) < (1.0 if name == "font-size" else 0.1)
+    return False
 
 
 #: The same things found in the raw text: a browser may read markup where
@@ -503,6 +529,10 @@ class _ActiveFinder(HTMLParser):
                 self._add("theme", f"{name} on <{tag}>", value or name)
             elif name == "style" and not allowed_style(value):
                 self._add("style", f'style="{value[:60]}" on <{tag}>', value or name)
+            elif name == "class" and (theirs := [c for c in value.split() if c.startswith("md-")]):
+                self._add("theme", f'class="{" ".join(theirs)}" on <{tag}>', theirs[0])
+            elif hiding_attribute(local, name, value):
+                self._add("style", f'{name}="{value}" on <{tag}>', f"{name}=")
             elif name == "id" and value.startswith("__") and not value.startswith(_CONTENT_IDS):
                 self._add("theme", f'id="{value}" on <{tag}>', value)
         if local == "script":
@@ -588,7 +618,8 @@ def page_code(content: str, where: str, source: str = "") -> list[str]:
         ``<where>:<line>: <what>: <why>`` for each ``<script>``, ``<iframe>``,
         ``<object>``, ``<embed>``, ``on*=`` handler, ``javascript:`` URL,
         ``data-md-*``, ``data-clipboard-*`` or ``data-copy`` attribute, ``id="__..."``,
-        ``<style>``, ``<link>`` and ``style=`` (but a table's alignment, ``allowed_style``);
+        ``<style>``, ``<link>`` and ``style=`` (but a table's alignment, ``allowed_style``),
+        a ``class="md-..."`` and an SVG or MathML attribute that hides text (``hiding_attribute``);
         ``<where>: ...`` when no source line holds it. The built HTML is read,
         not the source's lines, so no Markdown or math trick hides one; the
         Content-Security-Policy hashes every inline script of a built page, so
@@ -615,7 +646,7 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
         elif item.kind == "theme":
             why = (
                 "Material's own scripts act on it (its copy button copies any data-clipboard-text or "
-                "-target, or a data-copy around a code block, instead of the code shown; data-md-* and "
+                "-target, or a data-copy around a code block, instead of the code shown; its md-* classes hide or move text; data-md-* and "
                 'id="__..." are its components); a page\'s content carries none'
             )
         else:
@@ -642,7 +673,7 @@ HTML_SUFFIXES = frozenset({".html", ".htm", ".shtml", ".xhtml", ".xht"})
 
 #: XML that makes markup the file's text does not hold: an entity (declared in
 #: a DOCTYPE's internal subset) and a stylesheet processing instruction (XSLT).
-_XML_MARKUP_MAKERS = re.compile(r"<!ENTITY\b|<\?xml-stylesheet\b", re.IGNORECASE)
+_XML_MARKUP_MAKERS = re.compile(r"<!DOCTYPE[^>\[]*\[|<!ENTITY\b|<!ATTLIST\b|<\?xml-stylesheet\b", re.IGNORECASE)
 
 
 def static_file_code(text: str, where: str) -> list[str]:
@@ -681,9 +712,13 @@ def static_file_code(text: str, where: str) -> list[str]:
     found = [(item.line, f"{item.what}: {why}") for item in _active(text) if item.kind in ("element", "handler", "url")]
     for match in _XML_MARKUP_MAKERS.finditer(text):
         what, how = (
-            ("<!ENTITY", "a browser expands an XML entity into markup (&#60;script&#62; becomes a script)")
-            if match[0].upper().startswith("<!ENTITY")
-            else ("<?xml-stylesheet", "a browser runs the XSLT it names, which can build a script")
+            ("<?xml-stylesheet", "a browser runs the XSLT it names, which can build a script")
+            if match[0].lower().startswith("<?xml")
+            else (
+                "a DOCTYPE's internal subset",
+                "a browser expands its entities into markup (&#60;script&#62; becomes a script) and gives "
+                "elements its default attributes (an onload)",
+            )
         )
         line = text.count("\n", 0, match.start()) + 1
         found.append((line, f"{what}: {how} that this check never sees in the file's text; write the markup out"))
