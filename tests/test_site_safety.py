@@ -753,3 +753,21 @@ def test_the_docstring_examples_hold():
 
     for module in (safety, hooks):
         assert doctest.testmod(module).failed == 0, module.__name__
+
+
+def test_a_static_file_that_is_not_plain_utf8_fails_the_build(tmp_path):
+    """Security re-review 4, R2: a UTF-16 SVG (byte-order mark first) was read as UTF-8 with
+    replacement characters, so no pattern matched its onload, and Chromium ran it."""
+    import hooks
+    from mkdocs.exceptions import PluginError
+
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" onload="document.documentElement.dataset.pwned=16"/>'
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "wide.svg").write_bytes(svg.encode("utf-16"))
+    (tmp_path / "img" / "fine.svg").write_bytes(b"\xef\xbb\xbf" + b'<svg xmlns="http://www.w3.org/2000/svg"/>')
+    with pytest.raises(PluginError) as error:
+        hooks.check_static_documents(tmp_path)
+    assert str(error.value) == (
+        "img/wide.svg: not plain UTF-8 (a NUL byte or an invalid sequence): "
+        "save it as UTF-8 without a byte-order mark"
+    )

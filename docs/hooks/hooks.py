@@ -527,7 +527,11 @@ def check_static_documents(site: Path) -> None:
         rel = path.relative_to(site).as_posix()
         if rel in _CHECKED or path.suffix.lower() not in safety.DOCUMENT_SUFFIXES or not path.is_file():
             continue
-        text = path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
+        if unreadable := safety.not_plain_utf8(data, _STATIC_SOURCES.get(rel, rel)):
+            problems.append(unreadable)
+            continue
+        text = data.decode("utf-8")
         problems += safety.static_file_code(text, _STATIC_SOURCES.get(rel, rel))
         if not problems and path.suffix.lower() in safety.HTML_SUFFIXES:
             path.write_text(_with_csp(text, _STATIC_SOURCES.get(rel, rel), wasm=False), encoding="utf-8")

@@ -676,6 +676,32 @@ HTML_SUFFIXES = frozenset({".html", ".htm", ".shtml", ".xhtml", ".xht"})
 _XML_MARKUP_MAKERS = re.compile(r"<!DOCTYPE[^>\[]*\[|<!ENTITY\b|<!ATTLIST\b|<\?xml-stylesheet\b", re.IGNORECASE)
 
 
+def not_plain_utf8(data: bytes, where: str) -> str | None:
+    """Why a static document's bytes cannot be checked as text, or None.
+
+    A browser reads UTF-16 (a byte-order mark, or an encoding declaration)
+    where a UTF-8 reading sees bytes that match no pattern, so such a file is
+    refused rather than passed (security re-review 4, R2: a UTF-16 SVG's
+    onload ran).
+
+    >>> not_plain_utf8(b"<svg/>", "docs/f.svg") is None
+    True
+    >>> not_plain_utf8("<svg/>".encode("utf-16"), "docs/f.svg")
+    'docs/f.svg: not plain UTF-8 (a NUL byte or an invalid sequence): save it as UTF-8 without a byte-order mark'
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = "\0"
+    if "\0" in text or data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return (
+            f"{where}: not plain UTF-8 (a NUL byte or an invalid sequence): save it as UTF-8 without a byte-order mark"
+        )
+    return None
+
+
 def static_file_code(text: str, where: str) -> list[str]:
     """What in a file copied to the site as it is (an ``.html`` demo, an
     ``.svg`` figure under ``docs/``) would run code, one message each.
