@@ -300,6 +300,29 @@ def test_a_leading_dot_a_look_alike_dot_a_hidden_element_and_a_decimal_comma_hid
     ]
 
 
+@pytest.mark.parametrize(
+    "hiding",
+    [
+        "<noscript>x</noscript>",
+        '<svg width="0" height="0"><text>x</text></svg>',
+        '<span class="tabbed-block">x</span>',
+        "<audio>x</audio>",
+        '<canvas width="0" height="0">x</canvas>',
+        "<ruby><rp>x</rp></ruby>",
+        "<datalist>x</datalist>",
+        "<title>x</title>",
+        "<noembed>x</noembed>",
+    ],
+)
+def test_markup_that_may_not_show_hides_no_number(tmp_path, hiding):
+    """Security re-reviews 4 (R3): HTML's own hidden elements, an SVG of no size or a class whose
+    CSS hides (a tab not selected) split 0.3333, which the check read as 0.x3333 while Chromium
+    showed 0.3333. A second reading leaves out what may not show."""
+    page = write(tmp_path, f"# t\n\nThe weight is 0.{hiding}3333 here, and 0.1234 plainly.\n")
+    found = unchecked_numbers(page, "p.md")
+    assert found == [f"p.md:3: {n} is not in any verified output" for n in ("0.1234", "0.3333")], found
+
+
 def test_formulas_are_read_from_the_mathml_the_build_makes(tmp_path):
     """Re-review N5: TeX was read through a model of what it shows; \\color, \\vphantom, \\overset{}{6} and
     \\textcolor split a number in the source that the reader sees whole. The check now reads the text of the

@@ -269,6 +269,14 @@ _BLOCK_TAGS = frozenset(
 #: Elements whose text does not show: ``<pre>`` (every fenced block: code, read as code) and what never shows.
 #: (A ``<textarea>`` shows its text: it is read.)
 _CODE_TAGS = frozenset({"pre", "script", "style", "template"})
+#: Elements whose text may not show, depending on the browser, the size the
+#: page gives them or a class's CSS: a second reading leaves them out too, and
+#: any element with a class (``tabbed-block``: a tab not selected), so that
+#: 0.<noscript>x</noscript>3333 or 0.<svg width="0"><text>x</text></svg>3333
+#: is read as 0.3333 as well (security re-review 4, R3).
+_MAYBE_HIDDEN = frozenset(
+    "svg canvas audio video noscript noembed noframes object picture iframe rp datalist title".split()
+)
 #: Elements with no end tag (a hidden one hides only itself).
 _VOID_TAGS = frozenset("area base br col embed hr img input link meta source track wbr".split())
 #: Attributes a reader sees (or hears) as text.
@@ -278,9 +286,11 @@ _TEXT_ATTRIBUTES = ("alt", "title", "aria-label", "placeholder", "label", "value
 class _Shown(HTMLParser):
     """The text a page's HTML shows (formulas already replaced by their text, :func:`_with_math_as_text`)."""
 
-    def __init__(self, hidden_classes: frozenset[str]) -> None:
+    def __init__(self, hidden_classes: frozenset[str], maybe_hidden: bool = False) -> None:
         super().__init__(convert_charrefs=True)
         self.hidden_classes = hidden_classes
+        # The second reading (shown_numbers): also leave out what may not show (_MAYBE_HIDDEN).
+        self.maybe_hidden = maybe_hidden
         self.parts: list[str] = []
         self._skip: tuple[str, int] | None = None  # (tag, depth) of a code region
 
@@ -291,7 +301,8 @@ class _Shown(HTMLParser):
             if tag == self._skip[0]:
                 self._skip = (tag, self._skip[1] + 1)
             return
-        if tag in _CODE_TAGS or classes & self.hidden_classes or "hidden" in values:
+        maybe = self.maybe_hidden and (tag in _MAYBE_HIDDEN or bool(classes))
+        if tag in _CODE_TAGS or classes & self.hidden_classes or "hidden" in values or maybe:
             # A hidden element shows nothing (0.<span hidden>x</span>2447 shows 0.2447); a void one has no end.
             if tag not in _VOID_TAGS:
                 self._skip = (tag, 1)
@@ -401,8 +412,12 @@ def shown_text(markdown_text: str, notebook: bool = False) -> str:
         rendered, hidden = _notebook_markdown(markdown_text), frozenset()
     else:
         rendered, hidden = _page_markdown(markdown_text)
-    reader = _Shown(hidden)
-    reader.feed(_with_math_as_text(rendered))
+    return _read(_with_math_as_text(rendered), hidden)
+
+
+def _read(page_html: str, hidden: frozenset[str], maybe_hidden: bool = False) -> str:
+    reader = _Shown(hidden, maybe_hidden)
+    reader.feed(page_html)
     reader.close()
     return as_seen("".join(reader.parts))
 
@@ -413,7 +428,23 @@ def shown_numbers(markdown_text: str, notebook: bool = False) -> list[str]:
     >>> shown_numbers(r"Weights 0.6&shy;652, 0.0<u></u>900 and $0.6{}652$; error $3.7 \times 10^{-14}$; d = 512.")
     ['0.6652', '0.0900', '0.6652', '3.7e-14']
     """
-    return [match.group(0) for match in CHECKED_NUMBER.finditer(shown_text(markdown_text, notebook))]
+    found = [match.group(0) for match in CHECKED_NUMBER.finditer(shown_text(markdown_text, notebook))]
+    # A second reading without what may not show: a number it finds that the first did not counts too.
+    more = collections.Counter(
+        match.group(0) for match in CHECKED_NUMBER.finditer(_maybe_hidden_text(markdown_text, notebook))
+    )
+    more.subtract(collections.Counter(found))
+    return found + sorted(more.elements())
+
+
+def _maybe_hidden_text(markdown_text: str, notebook: bool) -> str:
+    """:func:`shown_text`, leaving out the elements that may not show (``_MAYBE_HIDDEN``, any with a class)."""
+    markdown_text = parts.VALUE_REF.sub("(value)", markdown_text)
+    if notebook:
+        rendered, hidden = _notebook_markdown(markdown_text), frozenset()
+    else:
+        rendered, hidden = _page_markdown(markdown_text)
+    return _read(_with_math_as_text(rendered), hidden, maybe_hidden=True)
 
 
 @functools.lru_cache(maxsize=4096)
