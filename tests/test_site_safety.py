@@ -758,8 +758,9 @@ def test_the_docstring_examples_hold():
 def test_a_static_file_that_is_not_plain_utf8_fails_the_build(tmp_path):
     """Security re-review 4, R2: a UTF-16 SVG (byte-order mark first) was read as UTF-8 with
     replacement characters, so no pattern matched its onload, and Chromium ran it."""
-    import hooks
     from mkdocs.exceptions import PluginError
+
+    import hooks
 
     svg = '<svg xmlns="http://www.w3.org/2000/svg" onload="document.documentElement.dataset.pwned=16"/>'
     (tmp_path / "img").mkdir()
@@ -768,6 +769,5 @@ def test_a_static_file_that_is_not_plain_utf8_fails_the_build(tmp_path):
     with pytest.raises(PluginError) as error:
         hooks.check_static_documents(tmp_path)
     assert str(error.value) == (
-        "img/wide.svg: not plain UTF-8 (a NUL byte or an invalid sequence): "
-        "save it as UTF-8 without a byte-order mark"
+        "img/wide.svg: not plain UTF-8 (a NUL byte or an invalid sequence): save it as UTF-8 without a byte-order mark"
     )
