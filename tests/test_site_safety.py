@@ -693,6 +693,10 @@ def test_a_changed_mkdocs_jupyter_template_is_reported():
 @pytest.mark.parametrize(
     ("content", "what"),
     [
+        # Security review 3b: S4 (a <base> moves the theme's scripts), S5 (a shadow root or popover hides text).
+        ('<p><base href="/evil/x/y/"></p>', "<base>"),
+        ('<p><span><template shadowrootmode="open">0.6652</template>0.1111</span></p>', "<template>"),
+        ("<p>0.<span popover>x</span>2447</p>", "popover or shadow root on <span>"),
         ("<p>\\`<script>alert(8)</script>\\`</p>", "<script> 'alert(8)'"),
         ("<math><mtext><script>alert(1)</script></mtext></math>", "<script> 'alert(1)'"),
         ('<script src="/x.js"></script>', '<script> (src="/x.js")'),
@@ -766,8 +770,12 @@ def test_a_static_file_that_is_not_plain_utf8_fails_the_build(tmp_path):
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "wide.svg").write_bytes(svg.encode("utf-16"))
     (tmp_path / "img" / "fine.svg").write_bytes(b"\xef\xbb\xbf" + b'<svg xmlns="http://www.w3.org/2000/svg"/>')
+    # Review 3b, S1: every byte ASCII, but ISO-2022-JP reads <scr ESC(B ipt> as <script>.
+    jp = b'<?xml version="1.0" encoding="ISO-2022-JP"?><svg><scr\x1b(Bipt>go()</script></svg>'
+    (tmp_path / "img" / "jp.svg").write_bytes(jp)
     with pytest.raises(PluginError) as error:
         hooks.check_static_documents(tmp_path)
-    assert str(error.value) == (
-        "img/wide.svg: not plain UTF-8 (a NUL byte or an invalid sequence): save it as UTF-8 without a byte-order mark"
-    )
+    assert str(error.value).splitlines() == [
+        "img/jp.svg: an escape byte or a declared encoding other than UTF-8: save it as UTF-8 and declare none",
+        "img/wide.svg: not plain UTF-8 (a NUL byte or an invalid sequence): save it as UTF-8 without a byte-order mark",
+    ]

@@ -394,6 +394,12 @@ def located_in_source(problems: list[str], source_name: str, source_text: str) -
 
 #: Elements that run or embed code: a page's content holds none.
 CODE_ELEMENTS = frozenset({"script", "iframe", "object", "embed", "frame", "frameset", "applet"})
+#: Elements that change what the page loads or shows without a script: a
+#: ``<base href>`` makes the theme's relative ``<script src>`` load a file the
+#: pull request put elsewhere under docs/ (security review 3b, S4); a ``<meta>``
+#: refreshes or sets policy; a ``<template>`` can open a shadow root that
+#: shows text the page's own text does not hold (S5).
+REDIRECTING_ELEMENTS = frozenset({"base", "meta", "template"})
 #: Attributes that Material's own scripts act on: ``class="md-..."`` (its
 #: classes: ``md-tooltip`` hides text until hovered), ``data-md-*`` (its
 #: components), ``data-clipboard-*`` (its copy button hands every element
@@ -500,7 +506,7 @@ def script_url(url: str) -> bool:
 @dataclass(frozen=True)
 class _Active:
     line: int  # in the HTML
-    kind: str  # "element", "handler", "url" (these run code), "theme" or "style"
+    kind: str  # "element", "handler", "url" (these run code), "theme", "style" or "redirect"
     what: str
     clue: str  # text to look for in the page's source
 
@@ -542,6 +548,14 @@ class _ActiveFinder(HTMLParser):
             self._add("element", f"<{tag}>", next((v for _, v in values if v), f"<{tag}"))
         elif local in ("style", "link"):  # a <link rel=stylesheet> in the body applies too
             self._add("style", f"<{tag}>", f"<{tag}")
+        elif local in REDIRECTING_ELEMENTS:
+            self._add("redirect", f"<{tag}>", f"<{tag}")
+        if any(name in ("popover", "shadowrootmode", "shadowroot") for name, _ in values):
+            self._add(
+                "style",
+                f"popover or shadow root on <{tag}>",
+                next(n for n, _ in values if "popover" in n or "shadow" in n),
+            )
 
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
@@ -637,7 +651,13 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
     used: set[int] = set()
     problems = []
     for item in _active(content):
-        if item.kind == "style":
+        if item.kind == "redirect":
+            why = (
+                "a page's content carries no <base>, <meta> or <template> (a <base> moves where the theme's "
+                "own scripts load from; a <meta> refreshes or sets policy; a <template> can open a shadow "
+                "root that shows text the page does not hold)"
+            )
+        elif item.kind == "style":
             why = (
                 "a page's content carries no CSS of its own (Material's copy button copies text that CSS can "
                 "hide from the reader, and a number drawn by CSS is never checked); style it in "
@@ -699,7 +719,16 @@ def not_plain_utf8(data: bytes, where: str) -> str | None:
         return (
             f"{where}: not plain UTF-8 (a NUL byte or an invalid sequence): save it as UTF-8 without a byte-order mark"
         )
+    # An escape byte (ISO-2022-JP's ESC ( B) or a declared encoding other than UTF-8 makes a browser read
+    # other characters than these bytes say: <scr ESC(B ipt> is a <script> there (security review 3b, S1).
+    declared = _DECLARED_ENCODING.search(text)
+    if "\x1b" in text or (declared and declared[1].lower().replace("_", "-") not in ("utf-8", "utf8", "us-ascii")):
+        return f"{where}: an escape byte or a declared encoding other than UTF-8: save it as UTF-8 and declare none"
     return None
+
+
+#: An encoding an XML declaration or a <meta charset> names.
+_DECLARED_ENCODING = re.compile(r"""(?:encoding|charset)\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 
 
 def static_file_code(text: str, where: str) -> list[str]:
