@@ -407,12 +407,17 @@ def shown_text(markdown_text: str, notebook: bool = False) -> str:
     titles in, formulas read from the build's MathML (:func:`mathml_as_seen`),
     then :func:`as_seen`. A ``{{ name }}`` is the build's (checked by
     construction): it shows no number here."""
+    return _read(*_rendered(markdown_text, notebook))
+
+
+def _rendered(markdown_text: str, notebook: bool) -> tuple[str, frozenset[str]]:
+    """``markdown_text`` as the site renders it, formulas as text, and the classes its hidden fences get."""
     markdown_text = parts.VALUE_REF.sub("(value)", markdown_text)
     if notebook:
         rendered, hidden = _notebook_markdown(markdown_text), frozenset()
     else:
         rendered, hidden = _page_markdown(markdown_text)
-    return _read(_with_math_as_text(rendered), hidden)
+    return _with_math_as_text(rendered), hidden
 
 
 def _read(page_html: str, hidden: frozenset[str], maybe_hidden: bool = False) -> str:
@@ -428,23 +433,13 @@ def shown_numbers(markdown_text: str, notebook: bool = False) -> list[str]:
     >>> shown_numbers(r"Weights 0.6&shy;652, 0.0<u></u>900 and $0.6{}652$; error $3.7 \times 10^{-14}$; d = 512.")
     ['0.6652', '0.0900', '0.6652', '3.7e-14']
     """
-    found = [match.group(0) for match in CHECKED_NUMBER.finditer(shown_text(markdown_text, notebook))]
-    # A second reading without what may not show: a number it finds that the first did not counts too.
-    more = collections.Counter(
-        match.group(0) for match in CHECKED_NUMBER.finditer(_maybe_hidden_text(markdown_text, notebook))
-    )
+    page_html, hidden = _rendered(markdown_text, notebook)
+    found = [match.group(0) for match in CHECKED_NUMBER.finditer(_read(page_html, hidden))]
+    # A second reading without what may not show (_MAYBE_HIDDEN, any element with a class):
+    # a number it finds that the first did not counts too.
+    more = collections.Counter(m.group(0) for m in CHECKED_NUMBER.finditer(_read(page_html, hidden, True)))
     more.subtract(collections.Counter(found))
     return found + sorted(more.elements())
-
-
-def _maybe_hidden_text(markdown_text: str, notebook: bool) -> str:
-    """:func:`shown_text`, leaving out the elements that may not show (``_MAYBE_HIDDEN``, any with a class)."""
-    markdown_text = parts.VALUE_REF.sub("(value)", markdown_text)
-    if notebook:
-        rendered, hidden = _notebook_markdown(markdown_text), frozenset()
-    else:
-        rendered, hidden = _page_markdown(markdown_text)
-    return _read(_with_math_as_text(rendered), hidden, maybe_hidden=True)
 
 
 @functools.lru_cache(maxsize=4096)
