@@ -550,12 +550,8 @@ class _ActiveFinder(HTMLParser):
             self._add("style", f"<{tag}>", f"<{tag}")
         elif local in REDIRECTING_ELEMENTS:
             self._add("redirect", f"<{tag}>", f"<{tag}")
-        if any(name in ("popover", "shadowrootmode", "shadowroot") for name, _ in values):
-            self._add(
-                "style",
-                f"popover or shadow root on <{tag}>",
-                next(n for n, _ in values if "popover" in n or "shadow" in n),
-            )
+        if hiding := [name for name, _ in values if name in ("popover", "shadowrootmode", "shadowroot")]:
+            self._add("style", f"popover or shadow root on <{tag}>", hiding[0])
 
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
