@@ -175,6 +175,8 @@ def _mathml_text(element, after: list[str], alone: bool = False) -> str:
         return ""
     if tag == "mspace":
         return _space(element.get("width", "0"))
+    if tag == "maction":
+        children = children[:1]  # Chromium shows only the first child (security re-review 3b, S2)
     parts = [_mathml_text(child, after, len(children) == 1) for child in children]
     if tag in {"msup", "msub", "msubsup"} and len(parts) >= 2:
         marks = {"msup": [(_SUP, _END_SUP)], "msub": [(_SUB, _END_SUB)]}.get(tag, [(_SUB, _END_SUB), (_SUP, _END_SUP)])
@@ -230,7 +232,8 @@ def _with_math_as_text(page_html: str) -> str:
 
     def as_text(match: re.Match[str]) -> str:
         try:
-            return " " + html.escape(mathml_as_seen(match[0]), quote=False) + " "
+            # No space around it: 0.<math><mn>5</mn></math> shows 0.5 (security re-review 3b, S2).
+            return html.escape(mathml_as_seen(match[0]), quote=False)
         except ElementTree.ParseError:
             return match[0]
 
@@ -273,9 +276,10 @@ _CODE_TAGS = frozenset({"pre", "script", "style", "template"})
 #: page gives them or a class's CSS: a second reading leaves them out too, and
 #: any element with a class (``tabbed-block``: a tab not selected), so that
 #: 0.<noscript>x</noscript>3333 or 0.<svg width="0"><text>x</text></svg>3333
-#: is read as 0.3333 as well (security re-review 4, R3).
+#: is read as 0.3333 as well (security re-review 4, R3); and an image, whose
+#: alt text shows only if it fails to load (re-review 3b, S2).
 _MAYBE_HIDDEN = frozenset(
-    "svg canvas audio video noscript noembed noframes object picture iframe rp datalist title".split()
+    "svg canvas audio video noscript noembed noframes object picture iframe rp datalist title img".split()
 )
 #: Elements with no end tag (a hidden one hides only itself).
 _VOID_TAGS = frozenset("area base br col embed hr img input link meta source track wbr".split())
