@@ -1465,6 +1465,8 @@ def test_a_standard_module_planted_on_pythonpath_is_refused_by_name(tmp_path, pl
         ("-m", ["python3", "-W", "error", "-mqkv.exercises._checker"], False, "restart"),
         ("-m", ["python3", "-Bm", "qkv.exercises.cli", "check"], False, "restart"),  # re-review 3, Q3
         ("-m", ["python3", "-OOum", "qkv.exercises.cli"], False, "restart"),
+        # re-review 4, R4: a long option's value was read as a script name
+        ("-m", ["python3", "--check-hash-based-pycs", "always", "-m", "qkv.exercises.cli"], False, "restart"),
         ("-m", ["python3", "-P", "-m", "qkv.exercises.cli"], True, None),
         ("/venv/bin/qkv-exercise", ["/venv/bin/python3", "/venv/bin/qkv-exercise", "check"], False, "drop"),
         ("-m", ["python3", "-m", "qkv.other"], False, None),

@@ -45,6 +45,8 @@ def checker_module(orig_argv: list[str]) -> str | None:
     'qkv.exercises.cli'
     >>> checker_module(["python3", "-Bm", "qkv.exercises.cli"]), checker_module(["python3", "-mqkv.exercises.cli"])
     ('qkv.exercises.cli', 'qkv.exercises.cli')
+    >>> checker_module(["python3", "--check-hash-based-pycs", "always", "-m", "qkv.exercises.cli"])
+    'qkv.exercises.cli'
     >>> checker_module(["python3", "script.py", "-m", "x"]), checker_module(["python3", "-Wignore", "-c", "-m"])
     (None, None)
     """
@@ -52,8 +54,11 @@ def checker_module(orig_argv: list[str]) -> str | None:
     for argument in arguments:
         if argument == "-" or not argument.startswith("-"):
             return None  # standard input or a script
+        if argument == "--check-hash-based-pycs":
+            next(arguments, None)  # the one long option whose value may be the next argument
+            continue
         if argument.startswith("--"):
-            continue  # --check-hash-based-pycs takes its value with "=" or next: rare, not a checker
+            continue  # --check-hash-based-pycs=always, --help, ...
         for index, flag in enumerate(argument[1:], start=1):
             rest = argument[index + 1 :]
             if flag == "m":
