@@ -538,6 +538,29 @@ class TestCleanup:
         conn.rollback()  # qkv.sql neither committed nor ended it: the insert is undone
         assert conn.execute("SELECT COUNT(*) FROM mine").fetchone()[0] == 0
 
+    def test_sqlite_out_of_memory_raises_the_memory_error(self, tmp_path):
+        """Re-review 3b, S3: after SQLITE_NOMEM SQLite had rolled back the caller's whole
+        transaction, and qkv.sql's ROLLBACK TO raised "no such savepoint" in place of the
+        MemoryError. (A child process: the heap limit is SQLite's, for the whole process.)"""
+        import subprocess
+        import sys
+
+        script = (
+            "import sqlite3, numpy as np, qkv.sql\n"
+            f"con = sqlite3.connect({str(tmp_path / 'u.db')!r})\n"
+            "con.execute('CREATE TABLE notes(a)'); con.commit()\n"
+            "con.execute('PRAGMA temp_store = FILE')\n"
+            "con.execute(\"INSERT INTO notes VALUES ('uncommitted')\")\n"
+            "con.execute('PRAGMA hard_heap_limit = 1500000')\n"
+            "x = np.random.default_rng(0).standard_normal((400, 64))\n"
+            "try:\n"
+            "    qkv.sql.attention(con, x, x, x)\n"
+            "except Exception as e:\n"
+            "    print(type(e).__name__, e)\n"
+        )
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert result.stdout.startswith("MemoryError"), result.stdout + result.stderr
+
     def test_no_transaction_is_left_open(self, fresh_connection):
         conn = fresh_connection
         assert_same_as_numpy(conn, *random_head(11))

@@ -65,9 +65,14 @@ create is read, written or dropped:
   that fails on SQLite or PostgreSQL rolls back to a savepoint. DuckDB has
   no savepoints and aborts a transaction on any database error, so if the
   database itself fails inside your transaction (out of memory, an
-  interrupt), that transaction is lost. The errors that qkv.sql foresees
-  (a clash, a bad input, a score that overflows) are raised by qkv.sql,
-  not by the database, and leave your transaction open there too.
+  interrupt), that transaction is lost. SQLite does the same when it runs
+  out of memory (its own rule; ``PRAGMA hard_heap_limit``): the
+  MemoryError is raised and your uncommitted changes are gone. On DuckDB a
+  commit that fails for lack of memory (a ``max_memory`` of a few MB) can
+  also invalidate the whole database, and an in-memory one is then lost.
+  The errors that qkv.sql foresees (a clash, a bad input, a score that
+  overflows) are raised by qkv.sql, not by the database, and leave your
+  transaction open there too.
 
 One call uses the connection throughout: do not share a connection between
 threads while a call runs (none of the three drivers makes a connection

@@ -483,7 +483,7 @@ def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Seq
     what exists of them. The caller's own open transaction is neither
     committed nor rolled back; on DuckDB, which aborts a transaction on any
     error, a database error inside the block (out of memory, an interrupt)
-    aborts it.
+    aborts it, and SQLite does the same when it runs out of memory.
     """
     names = [*views, *tables]
 
@@ -508,8 +508,11 @@ def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Seq
         try:
             yield
         except BaseException:
-            connection.execute("ROLLBACK TO qkv_sql")
-            connection.execute("RELEASE qkv_sql")
+            # SQLite itself rolls back the whole transaction on some errors (out of memory):
+            # the savepoint went with it, and the error that did it is the one to raise.
+            if connection.in_transaction:
+                connection.execute("ROLLBACK TO qkv_sql")
+                connection.execute("RELEASE qkv_sql")
             raise
         for drop in drops:
             run(connection, dialect, drop)
