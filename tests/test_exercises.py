@@ -1441,6 +1441,37 @@ def test_a_standard_module_planted_in_the_working_directory_never_runs_in_the_ch
     assert "Result: 0 of 11 checks passed" in result.stdout and "All done" not in result.stdout
 
 
+def test_the_learners_child_imports_nothing_from_the_working_directory(tmp_path):
+    """Re-review 6a, U1: the child that runs the learner's code started as python -m in the
+    checker's working directory, so a secrets.py there ran in it (numpy imports secrets) before it
+    confined itself: free to SIGSTOP the checker (a hang) or write a .pth (a later fake pass). The
+    child now starts with -P. The plant writes down every process it runs in."""
+    ran = tmp_path / "ran.log"
+    (tmp_path / "secrets.py").write_text(
+        STAND_IN.format(name="secrets") + f"open({str(ran)!r}, 'a').write(repr(sys.argv) + '\\n')\n"
+    )
+    (tmp_path / "empty.py").write_text("# implements nothing\n")
+    result = python_m("check", "attention-head", "empty.py", cwd=tmp_path)
+    assert "Result: 0 of 11 checks passed" in result.stdout, result.stdout + result.stderr
+    assert not ran.exists(), ran.read_text()
+
+
+@pytest.mark.parametrize("flags", [[], ["-P"]])
+def test_an_empty_pythonpath_entry_does_not_put_the_working_directory_on_the_checkers_path(tmp_path, flags):
+    """Re-review 6a, T1: PYTHONPATH=":/x" (what `export PYTHONPATH=$PYTHONPATH:/x` makes when it was
+    unset) is the working directory first, even under -P: the rebinding secrets.py plant there
+    faked "11 of 11" with exit 0. A checker now starts again without such entries."""
+    (tmp_path / "secrets.py").write_text(PLANTS["rebinding"] + PLANT_RAN)
+    (tmp_path / "empty.py").write_text("# implements nothing\n")
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environment["PYTHONPATH"] = os.pathsep.join(["", str(tmp_path / "nonexistent"), str(QKV_SRC)])
+    command = [sys.executable, *flags, "-m", "qkv.exercises.cli", "check", "attention-head", "empty.py"]
+    result = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
+    assert "the planted secrets.py ran" not in result.stderr, result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Result: 0 of 11 checks passed" in result.stdout and "All done" not in result.stdout
+
+
 @pytest.mark.parametrize("plant", ["plain", "disguised"])
 def test_a_standard_module_planted_on_pythonpath_is_refused_by_name(tmp_path, plant):
     """Review H4 and re-review N9: a folder on PYTHONPATH is the user's to set, so it stays on the
@@ -1478,6 +1509,21 @@ def test_only_a_checker_process_leaves_its_folder(argv0, orig_argv, safe_path, e
     from qkv import _checker_start
 
     assert _checker_start.action(argv0, orig_argv, safe_path) == expected
+
+
+@pytest.mark.parametrize(
+    ("argv0", "orig_argv", "pythonpath", "expected"),
+    [
+        ("-m", ["python3", "-P", "-m", "qkv.exercises.cli"], ":/opt/lib", "restart"),  # re-review 6a, T1
+        ("/venv/bin/qkv-exercise", ["python3", "/venv/bin/qkv-exercise"], "/opt/lib:.", "restart"),
+        ("-m", ["python3", "-P", "-m", "qkv.exercises.cli"], "/opt/lib", None),
+        ("x.py", ["python3", "x.py"], ":/opt/lib", None),  # not a checker: its path is its own
+    ],
+)
+def test_a_checker_whose_pythonpath_names_the_working_directory_starts_again(argv0, orig_argv, pythonpath, expected):
+    from qkv import _checker_start
+
+    assert _checker_start.action(argv0, orig_argv, True, pythonpath) == expected
 
 
 @pytest.mark.parametrize("name", ["warnings"])

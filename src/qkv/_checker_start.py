@@ -14,7 +14,9 @@ started as the checker, is leave that folder: ``python -m`` starts again
 with ``-P`` (Python itself has imported ``warnings`` from the working
 directory by then), and the console script drops its folder from the
 path. The checker needs neither folder; it loads the learner's file by its
-path, in a child process. Every other program that imports ``qkv`` keeps
+path, in a child process (started with ``-P``). A ``PYTHONPATH`` with an
+empty or relative entry names the working directory again, under ``-P``
+too: a checker then starts again without those entries. Every other program that imports ``qkv`` keeps
 its search path as it is. Not covered: a plant written to defeat this very
 step (it runs first under ``python -m``; ``qkv-exercise`` and ``python -P
 -m`` never import it), and modules in the venv's own folders (pip's
@@ -72,7 +74,21 @@ def checker_module(orig_argv: list[str]) -> str | None:
     return None
 
 
-def action(argv0: str, orig_argv: list[str], safe_path: bool) -> str | None:
+def working_directory_entries(pythonpath: str | None) -> list[str]:
+    """The entries of ``pythonpath`` that name the working directory or a folder in it.
+
+    Python reads an empty entry (``PYTHONPATH=:/x``, what ``export
+    PYTHONPATH=$PYTHONPATH:/x`` makes when it was unset) as the working
+    directory, and a relative one (``.``, ``lib``) against it, even under
+    ``-P`` (security re-review 6a, T1).
+
+    >>> working_directory_entries(":/opt/lib:.:src"), working_directory_entries("/opt/lib"), working_directory_entries(None)
+    (['', '.', 'src'], [], [])
+    """
+    return [entry for entry in (pythonpath or "").split(os.pathsep) if not os.path.isabs(entry)] if pythonpath else []
+
+
+def action(argv0: str, orig_argv: list[str], safe_path: bool, pythonpath: str | None = None) -> str | None:
     """What a process started with these arguments does first: ``"restart"``, ``"drop"`` or None.
 
     ``"restart"``: ``python -m`` one of ``CHECKER_MODULES`` without ``-P``. By
@@ -80,35 +96,54 @@ def action(argv0: str, orig_argv: list[str], safe_path: bool) -> str | None:
     modules (``warnings``, ``contextlib``) with the working directory first on
     the path, so a ``warnings.py`` there has run (security re-review 3, Q1):
     start again as the same command with ``-P``, which leaves nothing of this
-    process and imports nothing from there. ``"drop"``: a ``CHECKER_SCRIPTS``
-    script, whose folder is first on the path. None: any other program.
+    process and imports nothing from there. Also any checker (module or
+    script) whose ``PYTHONPATH`` names the working directory
+    (:func:`working_directory_entries`): start again without those entries.
+    ``"drop"``: a ``CHECKER_SCRIPTS`` script, whose folder is first on the
+    path. None: any other program.
 
     >>> action("-m", ["python3", "-m", "qkv.exercises.cli", "list"], safe_path=False)
     'restart'
     >>> action("/venv/bin/qkv-exercise", ["python3", "/venv/bin/qkv-exercise"], safe_path=False)
     'drop'
+    >>> action("/venv/bin/qkv-exercise", ["python3", "/venv/bin/qkv-exercise"], False, pythonpath=":/opt")
+    'restart'
     >>> action("-m", ["python3", "-P", "-m", "qkv.exercises.cli"], safe_path=True), action("x.py", ["python3", "x.py"], False)
     (None, None)
     """
-    if safe_path:
+    module = checker_module(orig_argv) in CHECKER_MODULES
+    script = os.path.basename(argv0).removesuffix(".exe") in CHECKER_SCRIPTS
+    if not (module or script):
         return None
-    if checker_module(orig_argv) in CHECKER_MODULES:
+    if working_directory_entries(pythonpath) or (module and not safe_path):
         return "restart" if os.name == "posix" else "drop"
-    if os.path.basename(argv0).removesuffix(".exe") in CHECKER_SCRIPTS:
-        return "drop"
-    return None
+    return None if safe_path else "drop"
 
 
 def start() -> None:
-    """Do what :func:`action` says for this process: ``os.execv`` the same command with ``-P``, or
-    remove ``sys.path[0]`` (the script's folder)."""
-    what = action(sys.argv[0] if sys.argv else "", sys.orig_argv, bool(sys.flags.safe_path))
+    """Do what :func:`action` says for this process: ``os.execve`` the same command with ``-P``
+    and without ``PYTHONPATH``'s working-directory entries, or remove ``sys.path[0]`` (the
+    script's folder) and those entries' folders from the path."""
+    pythonpath = os.environ.get("PYTHONPATH")
+    what = action(sys.argv[0] if sys.argv else "", sys.orig_argv, bool(sys.flags.safe_path), pythonpath)
+    relative = working_directory_entries(pythonpath)
     if what == "restart":
+        env = dict(os.environ)
+        kept = os.pathsep.join(entry for entry in (pythonpath or "").split(os.pathsep) if entry not in relative)
+        if kept:
+            env["PYTHONPATH"] = kept
+        else:
+            env.pop("PYTHONPATH", None)
         sys.stdout.flush()
         sys.stderr.flush()
-        os.execv(sys.executable, [sys.executable, "-P", *sys.orig_argv[1:]])
-    elif what == "drop" and sys.path:
-        del sys.path[0]
+        os.execve(sys.executable, [sys.executable, "-P", *sys.orig_argv[1:]], env)
+    elif what == "drop":
+        if sys.path and not sys.flags.safe_path:
+            del sys.path[0]
+        # Where exec is not at hand: at least take the working directory's folders off the path.
+        for folder in {os.path.abspath(entry) for entry in relative}:
+            while folder in sys.path:
+                sys.path.remove(folder)
 
 
 start()  # at import: qkv/__init__.py imports this module before anything else

@@ -132,7 +132,7 @@ class _FreshChecker:
         self.request = request
         self.errors = tempfile.TemporaryFile()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "qkv.exercises._checker"],
+            [sys.executable, "-P", "-m", "qkv.exercises._checker"],  # -P: nothing from the working directory
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE if request["mode"] == "file" else subprocess.DEVNULL,
             stderr=self.errors,

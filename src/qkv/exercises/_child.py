@@ -36,7 +36,7 @@ with the number of threads the learner's code left running.
 
 Usage (by the checker only)::
 
-    python -m qkv.exercises._child REQUEST_FD REPLY_FD MEMORY_BYTES CPU_SECONDS FOLDER FILE NAME [NAME ...]
+    python -P -m qkv.exercises._child REQUEST_FD REPLY_FD MEMORY_BYTES CPU_SECONDS FOLDER FILE NAME [NAME ...]
 
 ``FOLDER`` is the one folder the learner's code may write in.
 """

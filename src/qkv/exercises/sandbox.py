@@ -1,7 +1,7 @@
 """Run the learner's code in a child process, with limits; judge it here.
 
 The checker never imports the learner's file. It starts a child process
-(``python -m qkv.exercises._child``) that loads the file and calls the
+(``python -P -m qkv.exercises._child``) that loads the file and calls the
 learner's functions on the checker's inputs; the child sends back plain
 data only (``qkv.exercises.wire``: JSON and the bytes of float arrays,
 never a pickle). The expected answers and every comparison are computed
@@ -446,6 +446,9 @@ class _Child:
         env["TMPDIR"] = env["TEMP"] = env["TMP"] = self.folder  # where tempfile writes
         command = [
             sys.executable,
+            # -P: the working directory is not on the path, so nothing there runs before the
+            # child confines itself (numpy imports secrets; security re-review 6a, U1).
+            "-P",
             "-m",
             "qkv.exercises._child",
             str(request_read),
