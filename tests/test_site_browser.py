@@ -163,6 +163,31 @@ def test_axe_finds_no_accessibility_violations(sweep, scheme, path):
     assert not report, "\n".join(report)
 
 
+def test_the_sweeps_dark_findings_come_from_the_dark_palette(browser, built_site, tmp_path):
+    """The dark-desktop findings are taken in the light desktop load after the header's toggle
+    (site_sweep.SAME_LOAD). Planted: a rule that makes paragraphs unreadable in the dark palette
+    only. The light findings must not see it; the dark ones must, once the colour transitions end."""
+    import shutil
+
+    from site_sweep import SUB_PATH, SubPathHandler, Sweep, serve
+
+    require(AXE.is_file(), "axe-core is not installed; run `npm ci` (make install does)")
+    site = tmp_path / "site"
+    shutil.copytree(built_site, site)
+    css = site / "stylesheets" / "qkv.css"
+    css.write_text(
+        css.read_text(encoding="utf-8") + '\n[data-md-color-scheme="slate"] article p { color: #232533; }\n',
+        encoding="utf-8",
+    )
+    server = serve(SubPathHandler, site, SUB_PATH)
+    sweep = Sweep(browser, next(server), site, {})
+    light, dark = sweep.findings("chapters/order/", "light-desktop"), sweep.findings("chapters/order/", "dark-desktop")
+    server.close()
+    assert sweep.loads == 1
+    assert not [v for v in light.axe if v.startswith("color-contrast")], light.axe
+    assert [v for v in dark.axe if v.startswith("color-contrast")], dark.axe
+
+
 def test_the_dark_palettes_colour_rules_catch_text_the_dark_palette_makes_unreadable(browser, site_url):
     """The dark load runs only COLOUR_RULES (the rest repeat the light load's findings): planted, a
     paragraph in the dark palette's own background colour, and a link told from its text by colour alone."""

@@ -20,8 +20,11 @@ so the order is part of the checks):
    is seen), then to the bottom of a chapter (the shift while reading, and
    where each block sits before and after rendering every deferred block);
 3. every deferred block rendered: raw TeX, MathML laid out, page overflow;
-4. desktop: axe-core (the dark palette: its colour rules, COLOUR_RULES);
-5. light desktop: every widget, quiz and SQL Run button used once, then the
+4. desktop: axe-core;
+5. light desktop: the header's toggle to the dark palette, where the page is
+   measured again and axe runs its colour rules (COLOUR_RULES): the
+   ``dark-desktop`` findings; the toggle back;
+6. light desktop: every widget, quiz and SQL Run button used once, then the
    CSP violations (and problems) of the whole visit.
 """
 
@@ -58,6 +61,16 @@ MAX_SCREENS = 12
 #: (tests/test_palettes.py fails when a palette-specific rule sets anything
 #: else), so it would repeat light-phone's geometry and dark-desktop's colours.
 CONFIGS = ["light-desktop", "light-phone", "dark-desktop"]
+#: No CSS transition still running (colours mid-way after a palette switch).
+TRANSITIONS_DONE = """async () => {
+    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const running = document.getAnimations().filter(a => a instanceof CSSTransition && a.playState === 'running');
+    await Promise.all(running.map(a => a.finished.catch(() => null)));
+    return true;
+}"""
+#: Configurations looked at in another's load: the dark palette at desktop width
+#: is the light desktop load after the header's palette toggle (Sweep._visit).
+SAME_LOAD = {"dark-desktop": "light-desktop"}
 #: Every palette x width, for the screenshots (tests/support/screenshots.py).
 ALL_CONFIGS = [f"{scheme}-{width}" for scheme in SCHEMES for width in WIDTHS]
 SUB_PATH = "/qkv/"
@@ -553,22 +566,29 @@ class Sweep:
 
     def findings(self, path: str, config: str) -> PageFindings:
         """What the one load of ``path`` in ``config`` found; an error while
-        loading or looking is raised again for every check of that load."""
+        loading or looking is raised again for every check of that load.
+        ``dark-desktop`` is looked at in the ``light-desktop`` load (:data:`SAME_LOAD`)."""
         key = (path, config)
         if key not in self._cache:
+            loaded = SAME_LOAD.get(config, config)
             try:
-                self._cache[key] = self._visit(path, config)
+                for found in self._visit(path, loaded):
+                    self._cache[(path, found.config)] = found
             except Exception as error:  # noqa: BLE001 - kept and raised for each check
-                self._cache[key] = error
+                self._cache[(path, loaded)] = error
+                for other, load in SAME_LOAD.items():
+                    if load == loaded:
+                        self._cache[(path, other)] = error
         found = self._cache[key]
         if isinstance(found, Exception):
             raise found
         return found
 
-    def _visit(self, path: str, config: str) -> PageFindings:
+    def _visit(self, path: str, config: str) -> list[PageFindings]:
         scheme, width_name = config.split("-")
         light, desktop = scheme == "light", width_name == "desktop"
         found = PageFindings(path, config)
+        dark = PageFindings(path, "dark-desktop")
         started = [time.perf_counter()]
 
         def step(name: str) -> None:
@@ -649,10 +669,44 @@ class Sweep:
                 found.axe_problems = list(problems)
                 step("axe")
             if light and desktop:
+                self._look_in_the_dark_palette(page, found, dark, problems)
+                step("dark palette")
                 found.used, found.runs, found.sql_errors = use_widgets_and_run_buttons(page)
                 found.csp_violations = page.evaluate("window.__cspViolations")
                 found.problems_after_use = list(problems)
                 step("use")
         finally:
             context.close()
-        return found
+        return [found, dark] if light and desktop else [found]
+
+    @staticmethod
+    def _look_in_the_dark_palette(page, light: PageFindings, dark: PageFindings, problems: list[str]) -> None:
+        """The ``dark-desktop`` findings, from the light desktop load: switch to the
+        dark palette with the header's toggle, as a reader does, measure again what
+        the page shows (overflow, formulas laid out) and run axe's colour rules; then
+        switch back. The palettes differ in colours only (``palette_rules_beyond_colour``),
+        so the rest of the light load's findings hold in the dark palette too."""
+        scheme = "() => document.body.getAttribute('data-md-color-scheme')"
+        toggle = page.locator("form[data-qkv-palette] label:not([hidden])")
+        toggle.click()
+        page.wait_for_function(f"() => ({scheme})() === 'slate'", timeout=5000)
+        # Colours change through CSS transitions (a tab's label: 250 ms): axe must see where they end.
+        page.evaluate(TRANSITIONS_DONE)
+        dark.raw_tex, dark.has_math, dark.math_count = light.raw_tex, light.has_math, light.math_count
+        dark.math_widths = page.eval_on_selector_all(
+            "article math",
+            "els => els.filter(e => !e.closest('details:not([open]), [hidden]')).map(e => e.getBoundingClientRect().width)",
+        )
+        dark.overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        dark.height = page_height(page)
+        for name, widget in light.widgets.items():
+            dark.widgets[name] = WidgetFindings(missing=widget.missing, overflow=dark.overflow)
+        if AXE.is_file():
+            dark.axe = page.evaluate(AXE_RUN, [None, COLOUR_RULES])
+        dark.problems = list(problems)
+        dark.axe_problems = list(problems)
+        for widget in dark.widgets.values():
+            widget.problems = list(problems)
+        toggle = page.locator("form[data-qkv-palette] label:not([hidden])")
+        toggle.click()
+        page.wait_for_function(f"() => ({scheme})() === 'default'", timeout=5000)
