@@ -371,3 +371,15 @@ def test_notebook_markdown_is_read_as_nbconvert_renders_it(tmp_path):
         f"docs/notebooks/zz_numbers.py:{line}: {number} is not in any verified output"
         for line, number in [(4, "0.6652"), (6, "0.0900"), (8, "0.2447"), (11, "0.6652")]
     ]
+
+
+def test_a_front_matter_that_is_not_a_mapping_is_read_as_the_page_shows_it(tmp_path):
+    """Security re-review 6b, T5: MkDocs keeps a ---...--- block whose YAML is not a mapping as page content
+    (here a heading showing 0.6652), but the check blanked any such block and said "no problems"."""
+    shown = write(tmp_path, "---\nThe weight is 0.6652 and the front matter hides it\n---\n\nText.\n")
+    assert unchecked_numbers(shown, "p.md") == ["p.md:2: 0.6652 is not in any verified output"]
+    listed = write(tmp_path, "---\n- 0.4444\n---\n\nText.\n", "list.md")
+    assert unchecked_numbers(listed, "list.md") == ["list.md:2: 0.4444 is not in any verified output"]
+    # A mapping is front matter, stripped as MkDocs strips it: not shown, not read.
+    meta = write(tmp_path, "---\ndescription: weights near 0.6652\n---\n\n# T\n", "meta.md")
+    assert unchecked_numbers(meta, "meta.md") == []

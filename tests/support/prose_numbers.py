@@ -56,6 +56,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import markdown
+from mkdocs.utils.meta import get_data
 
 import hooks  # docs/hooks, on pytest's pythonpath: the build's own math step
 import notebooks
@@ -607,12 +608,21 @@ def unseen_code_blocks(text: str, where: str) -> list[str]:
     ]
 
 
-_FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n.*?\n(?:\.{3}|-{3})[ \t]*\n", re.DOTALL)
-
-
 def _without_front_matter(text: str) -> str:
-    """The page with its YAML front matter blanked (the line numbers stay)."""
-    return _FRONT_MATTER.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    r"""The page with its front matter blanked (the line numbers stay), exactly
+    as MkDocs strips it (``mkdocs.utils.meta.get_data``): a ``---`` block only
+    when its YAML is a mapping, MultiMarkdown ``key: value`` lines at the top.
+    A ``---`` block that is not a mapping is page content there (a heading, a
+    paragraph), so it is read here too (security re-review 6b, T5).
+
+    >>> _without_front_matter("---\ntitle: T\n---\n# T\n"), _without_front_matter("---\n0.6652\n---\n")
+    ('\n\n\n# T\n', '---\n0.6652\n---\n')
+    """
+    content, _ = get_data(text)
+    removed = text[: len(text) - len(content)]
+    if not text.endswith(content):  # get_data changed the text (line endings): strip nothing rather than guess
+        return text
+    return "\n" * removed.count("\n") + content
 
 
 #: ``<!-- numbers: <why> -->`` right before a display block: its numbers are
