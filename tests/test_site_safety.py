@@ -779,3 +779,51 @@ def test_a_static_file_that_is_not_plain_utf8_fails_the_build(tmp_path):
         "img/jp.svg: an escape byte or a declared encoding other than UTF-8: save it as UTF-8 and declare none",
         "img/wide.svg: not plain UTF-8 (a NUL byte or an invalid sequence): save it as UTF-8 without a byte-order mark",
     ]
+
+
+@pytest.mark.build
+def test_a_script_in_a_static_svg_under_any_prefix_fails_the_build(tmp_path):
+    """Security re-review 6b, T4 (a): <_:svg xmlns:_=... onload=...> (and a non-ASCII prefix) was text to
+    html.parser and to the raw patterns, which wanted a letter after "<"; Chromium ran the onload."""
+    files = {
+        "img/p.svg": '<_:svg xmlns:_="http://www.w3.org/2000/svg" width="10" height="10" onload="go(1)"/>\n',
+        "img/e.svg": '<?xml version="1.0"?>\n<é:svg xmlns:é="http://www.w3.org/2000/svg" onload="go(2)"/>\n',
+        "img/f.svg": (
+            '<svg xmlns="http://www.w3.org/2000/svg">\n<foreignObject width="10" height="10">'
+            '<p xmlns="http://www.w3.org/1999/xhtml">x</p></foreignObject>\n</svg>\n'
+        ),
+        "img/broken.svg": '<svg xmlns="http://www.w3.org/2000/svg">\n<a:b/>\n</svg>\n',
+        "img/fine.svg": '<svg xmlns="http://www.w3.org/2000/svg" width="10"><rect width="1"/></svg>\n',
+    }
+    result, _ = build(tmp_path, files)
+    assert result.returncode != 0
+    err = result.stderr
+    for where, what in [
+        ("docs/img/p.svg:1", "onload= on <_:svg>"),
+        ("docs/img/e.svg:2", "onload= on <é:svg>"),
+        ("docs/img/f.svg:2", "<foreignObject>"),
+        (
+            "docs/img/broken.svg:2",
+            "not well-formed XML (unbound prefix), which a browser shows as far as the error, running what comes "
+            "before it, and which this check cannot read",
+        ),
+    ]:
+        assert f"{where}: {what}: {STATIC_WHY}" in err, f"{where}:\n{err[-3000:]}"
+    assert "fine.svg" not in err
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        # The XML parser names each element by its local name, whatever the prefix (re-review 6b, T4).
+        ('<_:svg xmlns:_="http://www.w3.org/2000/svg"><_:handler>go()</_:handler></_:svg>', "<_:handler>"),
+        ('<x:svg xmlns:x="http://www.w3.org/2000/svg"><x:foreignObject/></x:svg>', "<x:foreignObject>"),
+        ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:é="urn:x" é:onload="go()"/>', "é:onload= on <svg>"),
+        (
+            '<svg xmlns="http://www.w3.org/2000/svg"><a href="&#106;avascript:go()"/></svg>',
+            "a javascript: URL in <a href>",
+        ),
+    ],
+)
+def test_a_static_xml_document_is_read_by_an_xml_parser(text, found):
+    assert safety.static_file_code(text, "docs/img/x.svg")[0].startswith(f"docs/img/x.svg:1: {found}: {STATIC_WHY}")

@@ -23,6 +23,8 @@ third-party resource loads, a Content-Security-Policy on every page.
   Material's scripts (``data-md-*``, ``data-clipboard-*``, ``data-copy``,
   ``id="__..."``), found by parsing the HTML and searching its raw text, each as
   ``<page>:<line>`` of the page's source.
+* ``static_file_code``: a file under docs/ that is not a page runs no script
+  (an SVG or XML one is read by an XML parser too).
 * ``content_security_policy``: the policy of one page, from its final HTML:
   ``script-src 'self'`` plus the SHA-256 of each inline script on it
   (``'wasm-unsafe-eval'`` too on pages that run sql.js), ``object-src 'none'``,
@@ -38,6 +40,8 @@ import html
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from pathlib import PurePosixPath
+from xml.parsers import expat
 
 import nh3
 import tinycss2
@@ -470,22 +474,23 @@ def hiding_attribute(tag: str, name: str, value: str) -> bool:
 #: The same things found in the raw text: a browser may read markup where
 #: Python's html.parser reads text (a comment closed by ``--!>``, a ``<style>``
 #: inside ``<svg>``), so the raw text is searched too.
-#: Each pattern but the first looks inside a tag (``<`` in text is always escaped).
+#: Each pattern but the first looks inside a tag (``<`` in text is always escaped), which
+#: starts with any XML name start character (``<_:svg onload=...>``, ``<é:svg ...>``: security re-review 6b, T4).
 _RAW = {
     "element": re.compile(
         r"<(?:[\w.-]+:)?(?:script|iframe|object|embed|frame|frameset|applet)(?=[\s/>])", re.IGNORECASE
     ),
-    "handler": re.compile(r"<[a-z][^<>]*?[\s\"'/](on[a-z]+\s*=)", re.IGNORECASE),
-    "url": re.compile(r"<[a-z][^<>]*?=\s*[\"']?\s*((?:javascript|vbscript):)", re.IGNORECASE),
+    "handler": re.compile(r"<(?:[^\W\d]|:)[^<>]*?[\s\"'/](on[a-z]+\s*=)", re.IGNORECASE),
+    "url": re.compile(r"<(?:[^\W\d]|:)[^<>]*?=\s*[\"']?\s*((?:javascript|vbscript):)", re.IGNORECASE),
     "theme": re.compile(
-        r"<[a-z][^<>]*?[\s\"'/]((?:data-md|data-clipboard|data-copy)[\w-]*\s*=|id\s*=\s*[\"']?__(?!tabbed_))",
+        r"<(?:[^\W\d]|:)[^<>]*?[\s\"'/]((?:data-md|data-clipboard|data-copy)[\w-]*\s*=|id\s*=\s*[\"']?__(?!tabbed_))",
         re.IGNORECASE,
     ),
     "style": re.compile(r"<(?:[\w.-]+:)?(?:style|link)(?=[\s/>])", re.IGNORECASE),
 }
 #: A ``style=`` in the raw text, with its value (checked by ``allowed_style``).
 _RAW_STYLE_ATTRIBUTE = re.compile(
-    r"<[a-z][^<>]*?[\s\"'/](style)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]*))", re.IGNORECASE
+    r"<(?:[^\W\d]|:)[^<>]*?[\s\"'/](style)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]*))", re.IGNORECASE
 )
 
 
@@ -571,7 +576,9 @@ class _ActiveFinder(HTMLParser):
             self._script = None
 
 
-def _active(content: str) -> list[_Active]:
+def _active(content: str, xml: bool = False) -> list[_Active]:
+    """What runs code or the theme acts on: read by html.parser, then (``xml``)
+    by an XML parser (``_xml_active``), then searched for in the raw text."""
     finder = _ActiveFinder()
     finder.feed(content)
     finder.close()
@@ -579,6 +586,10 @@ def _active(content: str) -> list[_Active]:
         finder.handle_endtag(finder._script[1])
     found = list(finder.found)
     seen = {(item.line, item.kind) for item in found}
+    for item in _xml_active(content) if xml else []:
+        if (item.line, item.kind) not in seen:
+            seen.add((item.line, item.kind))
+            found.append(item)
     for kind, pattern in _RAW.items():
         for match in pattern.finditer(content):
             line = content.count("\n", 0, match.start()) + 1
@@ -681,10 +692,19 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
 
 # --- files copied to the site as they are -------------------------------------------
 
-#: Suffixes a browser opens as a document that can run script (served as HTML, SVG or XML).
-DOCUMENT_SUFFIXES = frozenset({".html", ".htm", ".shtml", ".xhtml", ".xht", ".svg", ".xml", ".xsl", ".xslt"})
+#: Suffixes a browser opens as a document that can run script (served as HTML, SVG or XML;
+#: mime-db, which GitHub Pages serves by, gives ``.xsd`` and ``.rng`` ``application/xml`` and ``.svgz``
+#: ``image/svg+xml``: security re-review 6b, T4).
+DOCUMENT_SUFFIXES = frozenset(
+    {".html", ".htm", ".shtml", ".xhtml", ".xht", ".svg", ".svgz", ".xml", ".xsl", ".xslt", ".xsd", ".rng"}
+)
 #: Of those, the ones served as HTML, which can carry a Content-Security-Policy ``<meta>``.
 HTML_SUFFIXES = frozenset({".html", ".htm", ".shtml", ".xhtml", ".xht"})
+#: Of those, the ones a browser reads as XML (with namespaces: any prefix names an element).
+XML_SUFFIXES = DOCUMENT_SUFFIXES - {".html", ".htm", ".shtml"}
+#: Elements that run or embed code in an XML document (SVG's ``<foreignObject>`` holds HTML; SVG Tiny's
+#: ``<handler>`` and ``<listener>`` run script).
+XML_CODE_ELEMENTS = CODE_ELEMENTS | {"foreignobject", "handler", "listener"}
 
 
 #: XML that makes markup the file's text does not hold: an entity (declared in
@@ -721,6 +741,53 @@ def not_plain_utf8(data: bytes, where: str) -> str | None:
     if "\x1b" in text or (declared and declared[1].lower().replace("_", "-") not in ("utf-8", "utf8", "us-ascii")):
         return f"{where}: an escape byte or a declared encoding other than UTF-8: save it as UTF-8 and declare none"
     return None
+
+
+def _xml_active(text: str) -> list[_Active]:
+    """What in an XML document (SVG, XHTML, XML) runs code, read by an XML
+    parser with namespaces, so an element or attribute counts by its local
+    name whatever its prefix (``<_:svg onload=...>``, ``<h:script>``: security
+    re-review 6b, T4). A document that does not parse is refused: a browser
+    runs what comes before the error."""
+    parser = expat.ParserCreate(namespace_separator="\x01")  # in no XML 1.0 document
+    parser.namespace_prefixes = True
+    found: list[_Active] = []
+
+    def qualified(name: str) -> tuple[str, str]:
+        uri_local_prefix = name.split("\x01")
+        local = uri_local_prefix[1] if len(uri_local_prefix) > 1 else uri_local_prefix[0]
+        prefix = uri_local_prefix[2] if len(uri_local_prefix) > 2 else ""
+        return local, f"{prefix}:{local}" if prefix else local
+
+    def start(name, attributes):
+        line = parser.CurrentLineNumber
+        local, tag = qualified(name)
+        if local.lower() in XML_CODE_ELEMENTS:
+            found.append(_Active(line, "element", f"<{tag}>", f"<{tag}"))
+        for attribute, value in attributes.items():
+            attribute_local, attribute_name = qualified(attribute)
+            if attribute_local.lower().startswith("on"):
+                found.append(_Active(line, "handler", f"{attribute_name}= on <{tag}>", value or attribute_name))
+            elif url := next(
+                filter(script_url, [value, *(value.split(";") if attribute_local == "values" else [])]), None
+            ):
+                scheme = re.sub(r"\s", "", url).partition(":")[0].lower()
+                found.append(_Active(line, "url", f"a {scheme}: URL in <{tag} {attribute_name}>", value))
+
+    parser.StartElementHandler = start
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError as error:
+        found.append(
+            _Active(
+                error.lineno,
+                "element",
+                f"not well-formed XML ({expat.errors.messages[error.code]}), which a browser shows as far as the "
+                "error, running what comes before it, and which this check cannot read",
+                "",
+            )
+        )
+    return found
 
 
 #: An encoding an XML declaration or a <meta charset> names.
@@ -760,7 +827,9 @@ def static_file_code(text: str, where: str) -> list[str]:
         "the site's origin (an SVG opened in its own tab, an HTML demo): it runs none; draw it with "
         "docs/javascripts/qkv.js, or make it a page"
     )
-    found = [(item.line, f"{item.what}: {why}") for item in _active(text) if item.kind in ("element", "handler", "url")]
+    xml = PurePosixPath(where).suffix.lower() in XML_SUFFIXES
+    active = [item for item in _active(text, xml) if item.kind in ("element", "handler", "url")]
+    found = [(item.line, f"{item.what}: {why}") for item in active]
     for match in _XML_MARKUP_MAKERS.finditer(text):
         what, how = (
             ("<?xml-stylesheet", "a browser runs the XSLT it names, which can build a script")
