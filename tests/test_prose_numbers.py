@@ -7,15 +7,13 @@ from pathlib import Path
 
 import pytest
 
+import notebooks  # docs/hooks, on pytest's pythonpath
 from prose_numbers import HOW_TO_FIX, unchecked_numbers
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = (
-    sorted(DOCS.rglob("*.md"))
-    + sorted((DOCS / "notebooks").glob("*.py"))
-    + sorted((DOCS / "exercises").glob("*.ipynb"))
-)
+# The notebook pages are those notebooks.NOTEBOOK_PAGES finds, the list the build refuses any other by.
+PAGES = sorted(DOCS.rglob("*.md")) + notebooks.notebook_pages(DOCS)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -371,6 +369,19 @@ def test_notebook_markdown_is_read_as_nbconvert_renders_it(tmp_path):
         f"docs/notebooks/zz_numbers.py:{line}: {number} is not in any verified output"
         for line, number in [(4, "0.6652"), (6, "0.0900"), (8, "0.2447"), (11, "0.6652")]
     ]
+
+
+def test_the_notebook_pages_are_one_list_for_the_build_and_the_tests():
+    """Security re-review 6b, T3: mkdocs-jupyter's include is matched from the right, so
+    docs/zz/exercises/x.ipynb was a page no test read. The build refuses a notebook page outside
+    notebooks.NOTEBOOK_PAGES (tests/test_site_safety.py), and this test reads exactly those; mkdocs.yml's
+    include names the same places."""
+    plugins = notebooks.site_config()["plugins"]
+    include = next(p["mkdocs-jupyter"]["include"] for p in plugins if isinstance(p, dict) and "mkdocs-jupyter" in p)
+    assert tuple(include) == notebooks.NOTEBOOK_PAGES
+    assert [p for p in PAGES if p.suffix != ".md"] == notebooks.notebook_pages(DOCS)
+    assert notebooks.at_a_notebook_place("exercises/x.ipynb")
+    assert not notebooks.at_a_notebook_place("zz/exercises/x.ipynb")
 
 
 def test_a_front_matter_that_is_not_a_mapping_is_read_as_the_page_shows_it(tmp_path):

@@ -483,11 +483,11 @@ def test_a_script_in_a_static_html_or_svg_file_fails_the_build_naming_the_file(t
             '<?xml version="1.0"?>\n<!DOCTYPE svg [\n<!ATTLIST svg onload CDATA "go()">\n]>\n'
             '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>\n'
         ),
-        "data/x.xml": '<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="t.xsl"?>\n<doc>hi</doc>\n',
-        "data/t.xsl": (
-            '<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">\n'
-            "<xsl:template match=\"/\"><xsl:element name=\"{concat('scr','ipt')}\">go()</xsl:element></xsl:template>\n"
-            "</xsl:stylesheet>\n"
+        # An .xml or .xsl file under docs/ fails the build by its suffix now (re-review 6b, T4); an SVG
+        # can name an XSLT too.
+        "data/x.svg": (
+            '<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="t.xsl"?>\n'
+            '<svg xmlns="http://www.w3.org/2000/svg">hi</svg>\n'
         ),
         "p.md": "# Page\n\nSee [the demo](demo.html) and ![a figure](img/figure.svg).\n",
     }
@@ -505,7 +505,7 @@ def test_a_script_in_a_static_html_or_svg_file_fails_the_build_naming_the_file(t
     subset = "a DOCTYPE's internal subset: a browser expands its entities into markup"
     assert f"docs/img/entity.svg:2: {subset}" in err, err[-3000:]
     assert f"docs/img/attlist.svg:2: {subset}" in err, err[-3000:]  # re-review 3, Q6: a default onload
-    assert "docs/data/x.xml:2: <?xml-stylesheet: a browser runs the XSLT it names" in err, err[-3000:]
+    assert "docs/data/x.svg:2: <?xml-stylesheet: a browser runs the XSLT it names" in err, err[-3000:]
 
 
 @pytest.mark.build
@@ -779,6 +779,58 @@ def test_a_static_file_that_is_not_plain_utf8_fails_the_build(tmp_path):
         "img/jp.svg: an escape byte or a declared encoding other than UTF-8: save it as UTF-8 and declare none",
         "img/wide.svg: not plain UTF-8 (a NUL byte or an invalid sequence): save it as UTF-8 without a byte-order mark",
     ]
+
+
+@pytest.mark.build
+def test_a_page_the_checks_do_not_read_and_a_file_of_an_unknown_suffix_fail_the_build(tmp_path):
+    """Security re-review 6b, T3: a *.markdown page and a notebook page outside docs/notebooks/ (the include
+    is matched from the right) were built, and no test read them. T4 (b): .xsd, .rng and .svgz files were
+    copied as they are, never read, and served as XML or SVG: their script ran on the site's origin."""
+    svgz = '<svg xmlns="http://www.w3.org/2000/svg" onload="document.documentElement.dataset.pwned=1"/>'
+    xsd = '<?xml version="1.0"?>\n<data xmlns:h="http://www.w3.org/1999/xhtml"><h:script>go()</h:script></data>\n'
+    files = {
+        "zz/extra.markdown": "# Extra\n\nThe weight is 0.6652.\n",
+        "zz/more.mkd": "# More\n",
+        "zz/notebooks/sub.py": "# %% [markdown]\n# # Sub\n#\n# The weight is 0.4444.\n",
+        "data/s.xsd": xsd,
+        "data/s.rng": xsd,
+        "img/a.svgz": svgz,
+        "notebooks/fine.py": "# %% [markdown]\n# # Fine\n",
+    }
+    result, _ = build(tmp_path, files)
+    assert result.returncode != 0
+    err = result.stderr
+
+    def unknown(name: str, suffix: str) -> str:
+        return (
+            f"docs/{name}: a file named *{suffix} is copied to the site as it is, where a browser may open it as a "
+            "document that runs script on the site's origin, and no check reads it (docs/ holds .css, .html, .ipynb, "
+            f".js, .md, .py, .svg): if the site needs it, add {suffix} to DOCS_SUFFIXES in docs/hooks/safety.py, "
+            "and if a browser can open it as a document (HTML, SVG, XML: its type in mime-db), to DOCUMENT_SUFFIXES "
+            "too, so that static_file_code reads it, with a planted test"
+        )
+
+    for message in [
+        "docs/zz/extra.markdown: a Markdown page named *.markdown: MkDocs builds it, but the checks read *.md pages "
+        "only (its prose numbers, its Python blocks and their outputs), so what it shows is never checked: rename "
+        "it to extra.md",
+        "docs/zz/more.mkd: a Markdown page named *.mkd: MkDocs builds it",
+        "docs/zz/notebooks/sub.py: a notebook page (mkdocs-jupyter's include, matched from the right) outside the "
+        "places the checks read (docs/notebooks/*.py, docs/exercises/*.ipynb), so its numbers would never be "
+        "checked: move it to one of them",
+        unknown("data/s.xsd", ".xsd"),
+        unknown("data/s.rng", ".rng"),
+        unknown("img/a.svgz", ".svgz"),
+    ]:
+        assert message in err, f"{message}\n{err[-4000:]}"
+    assert "docs/notebooks/fine.py" not in err
+
+
+def test_the_suffixes_under_docs_are_the_ones_the_site_has():
+    """Re-review 6b, T4 (b): the allow-list holds what docs/ holds (and the static documents checked)."""
+    present = {path.suffix for path in (ROOT / "docs").rglob("*") if path.is_file() and "__pycache__" not in path.parts}
+    assert present <= safety.DOCS_SUFFIXES, present - safety.DOCS_SUFFIXES
+    assert safety.DOCS_SUFFIXES - present <= {".svg"} | safety.HTML_SUFFIXES
 
 
 @pytest.mark.build

@@ -23,8 +23,9 @@ third-party resource loads, a Content-Security-Policy on every page.
   Material's scripts (``data-md-*``, ``data-clipboard-*``, ``data-copy``,
   ``id="__..."``), found by parsing the HTML and searching its raw text, each as
   ``<page>:<line>`` of the page's source.
-* ``static_file_code``: a file under docs/ that is not a page runs no script
-  (an SVG or XML one is read by an XML parser too).
+* ``static_file_code`` and ``docs_file_problem``: a file under docs/ that is
+  not a page runs no script (an SVG or XML one is read by an XML parser too),
+  and its suffix is one the site has (``DOCS_SUFFIXES``).
 * ``content_security_policy``: the policy of one page, from its final HTML:
   ``script-src 'self'`` plus the SHA-256 of each inline script on it
   (``'wasm-unsafe-eval'`` too on pages that run sql.js), ``object-src 'none'``,
@@ -702,6 +703,43 @@ DOCUMENT_SUFFIXES = frozenset(
 HTML_SUFFIXES = frozenset({".html", ".htm", ".shtml", ".xhtml", ".xht"})
 #: Of those, the ones a browser reads as XML (with namespaces: any prefix names an element).
 XML_SUFFIXES = DOCUMENT_SUFFIXES - {".html", ".htm", ".shtml"}
+#: The suffixes a file under docs/ may have: pages (``.md``; ``.py`` and ``.ipynb`` notebook pages and
+#: companion modules), the site's own CSS and JavaScript, and the documents ``static_file_code`` reads
+#: (``.html``, ``.svg``). Anything else (``.xsd``, ``.rng``, ``.svgz``, an unknown suffix) fails the build
+#: (``docs_file_problems``): a browser may open it as a document that no check reads.
+DOCS_SUFFIXES = frozenset({".md", ".py", ".ipynb", ".css", ".js", ".html", ".svg"})
+
+
+def docs_file_problem(src_uri: str) -> str | None:
+    """Why a file under docs/ may not be there, or None: a Markdown page under
+    another suffix than ``.md`` (which MkDocs builds, ``mkdocs.utils.markdown_extensions``,
+    but no check reads), or a suffix not in ``DOCS_SUFFIXES`` (security re-review 6b, T3, T4).
+
+    >>> docs_file_problem("chapters/x.md") is None, docs_file_problem("img/f.svg") is None
+    (True, True)
+    >>> docs_file_problem("zz/extra.markdown").split(": ")[:2]
+    ['docs/zz/extra.markdown', 'a Markdown page named *.markdown']
+    """
+    from mkdocs.utils import markdown_extensions
+
+    where, suffix = f"docs/{src_uri}", PurePosixPath(src_uri).suffix
+    if suffix != ".md" and suffix in markdown_extensions:
+        return (
+            f"{where}: a Markdown page named *{suffix}: MkDocs builds it, but the checks read *.md pages only "
+            "(its prose numbers, its Python blocks and their outputs), so what it shows is never checked: "
+            f"rename it to {PurePosixPath(src_uri).stem}.md"
+        )
+    if suffix not in DOCS_SUFFIXES:
+        return (
+            f"{where}: a file named *{suffix or ' (no suffix)'} is copied to the site as it is, where a browser may "
+            "open it as a document that runs script on the site's origin, and no check reads it (docs/ holds "
+            f"{', '.join(sorted(DOCS_SUFFIXES))}): if the site needs it, add {suffix or 'its suffix'} to "
+            "DOCS_SUFFIXES in docs/hooks/safety.py, and if a browser can open it as a document (HTML, SVG, XML: "
+            "its type in mime-db), to DOCUMENT_SUFFIXES too, so that static_file_code reads it, with a planted test"
+        )
+    return None
+
+
 #: Elements that run or embed code in an XML document (SVG's ``<foreignObject>`` holds HTML; SVG Tiny's
 #: ``<handler>`` and ``<listener>`` run script).
 XML_CODE_ELEMENTS = CODE_ELEMENTS | {"foreignobject", "handler", "listener"}
