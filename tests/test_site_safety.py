@@ -781,6 +781,115 @@ def test_a_static_file_that_is_not_plain_utf8_fails_the_build(tmp_path):
     ]
 
 
+BIDI_WHY = (
+    "it makes a browser draw the text around it in another order than the page holds "
+    "(0.66<U+202E>25<U+202C> shows 0.6652 where every check reads 0.6625), and the site has no "
+    "right-to-left text: delete it"
+)
+BDO_WHY = (
+    'it draws its text in another order than the page holds (0.66<bdo dir="rtl">25</bdo> shows 0.6652 '
+    "where every check reads 0.6625), and the site has no right-to-left text: write the characters in the "
+    "order they are read"
+)
+RLO = "\u202e"
+PDF = "\u202c"
+
+
+@pytest.mark.build
+def test_bidirectional_controls_bdo_and_dir_fail_the_build_with_file_and_line(tmp_path):
+    """Security re-review 6b, T1: U+202E (in prose, a display fence, a notebook cell) and
+    <bdo dir="rtl"> showed 0.6652 where the prose check read 0.6625, found it verified, and passed."""
+    page = (
+        "# Bidi\n\n"
+        f"A: the weight is 0.66{RLO}25{PDF}.\n\n"
+        'B: the weight is 0.66<bdo dir="rtl">25</bdo>.\n\n'
+        'C: <span dir="rtl">0.6652</span>\n\n'
+        "D: the weight is 0.66&#x202e;25&#x202c;.\n\n"
+        "```text\n"
+        f"weight: {RLO}1233.0{PDF}\n"
+        "```\n\n"
+        "```python\n"
+        "x = 1  # \u2066 isolated\n"
+        "```\n"
+    )
+    result, _ = build(tmp_path, {"bidi.md": page}, config=SITE_MARKDOWN)
+    assert result.returncode != 0
+    (tmp_path / "nb").mkdir()
+    notebook = f"# %% [markdown]\n# # Bidi\n#\n# The weight is 0.66{RLO}25.\n"
+    in_notebook, _ = build(tmp_path / "nb", {"notebooks/bidi.py": notebook})
+    assert in_notebook.returncode != 0
+    err = result.stderr + in_notebook.stderr
+    control = "a bidirectional control character (U+202E RIGHT-TO-LEFT OVERRIDE)"
+    for message in [
+        f"docs/bidi.md:3: {control}: {BIDI_WHY}",
+        f"docs/bidi.md:5: <bdo>: {BDO_WHY}",
+        f'docs/bidi.md:7: dir="rtl" on <span>: {BDO_WHY}',
+        "docs/bidi.md:9: a bidirectional control character (U+202E RIGHT-TO-LEFT OVERRIDE, written '&#x202e;'): "
+        + BIDI_WHY,
+        f"docs/bidi.md:12: {control}: {BIDI_WHY}",
+        f"docs/bidi.md:16: a bidirectional control character (U+2066 LEFT-TO-RIGHT ISOLATE): {BIDI_WHY}",
+        f"docs/notebooks/bidi.py:4: {control}: {BIDI_WHY}",
+    ]:
+        assert message in err, f"{message}\n{err[-4000:]}"
+
+
+@pytest.mark.build
+def test_a_notebook_loses_bidirectional_controls_bdo_and_dir(tmp_path):
+    """Security re-review 6b, T1: nh3 kept <bdo dir="rtl"> and U+202E in a notebook's cells and outputs."""
+    notebook = (
+        "# %% [markdown]\n# # Bidi\n#\n"
+        '# The weight is 0.66<bdo dir="rtl">25</bdo>, <span dir="rtl">x</span>.\n\n'
+        "# %%\nprint('0.66' + chr(0x202E) + '25' + chr(0x202C))\n"
+    )
+    result, site = build(tmp_path, {"notebooks/bidi.py": notebook})
+    assert result.returncode == 0, result.stderr[-3000:]
+    html = (site / "notebooks" / "bidi" / "index.html").read_text(encoding="utf-8")
+    notebook_part = html[html.index('<div class="jupyter-wrapper">') :]
+    assert "The weight is 0.6625, <span>x</span>." in notebook_part
+    assert "0.6625" in notebook_part.split("The weight is")[1]  # the output, without its controls
+    assert not safety.BIDI_CONTROL.search(notebook_part) and "<bdo" not in notebook_part
+    assert not re.search(r"\sdir=", notebook_part)
+
+
+def test_the_sanitiser_drops_bidirectional_controls_bdo_and_dir():
+    cleaned = safety._clean(f'<p>0.66<bdo dir="rtl">25</bdo>, 0.66{RLO}25{PDF} and <b dir="rtl">x</b>\u2067</p>')
+    assert cleaned == "<p>0.6625, 0.6625 and <b>x</b></p>"
+
+
+MATH_WHY = (
+    "a page's formulas are TeX ($...$, \\(...\\)), which the build turns into MathML itself (hooks.mathml); "
+    "MathML written by hand can hide part of a number from the reader (scriptlevel, mpadded, a <semantics> "
+    "child after the first) while the checks read it: write the formula in TeX"
+)
+
+
+@pytest.mark.build
+def test_mathml_written_by_hand_fails_the_build_with_file_and_line(tmp_path):
+    """Security re-review 6b, T2: scriptlevel, mpadded voffset and a <semantics> child after the first
+    hid part of a number (0.<math>...x...</math>2222 showed 0.2222) with no refused attribute."""
+    page = """\
+    # Hand-made MathML
+
+    TeX is fine: $0.5 \\times x$ and \\(\\frac{a}{b}\\), and `<math>` in code.
+
+    C: the weight is 0.<math><semantics><mi></mi><mtext>x</mtext></semantics></math>1111.
+
+    D: the weight is 0.<math><mstyle scriptlevel="40"><mtext>x</mtext></mstyle></math>2222.
+
+    H: the weight is 0.<math><mpadded width="0" voffset="1000em"><mtext>x</mtext></mpadded></math>7777.
+
+    $$
+    a + b
+    $$
+    """
+    result, _ = build(tmp_path, {"math.md": page}, config=SITE_MARKDOWN)
+    assert result.returncode != 0
+    err = result.stderr
+    for line in (5, 7, 9):
+        assert f"docs/math.md:{line}: <math>: {MATH_WHY}" in err, f"line {line}\n{err[-3000:]}"
+    assert "docs/math.md:3:" not in err and "docs/math.md:11:" not in err
+
+
 @pytest.mark.build
 def test_a_page_the_checks_do_not_read_and_a_file_of_an_unknown_suffix_fail_the_build(tmp_path):
     """Security re-review 6b, T3: a *.markdown page and a notebook page outside docs/notebooks/ (the include

@@ -23,6 +23,10 @@ third-party resource loads, a Content-Security-Policy on every page.
   Material's scripts (``data-md-*``, ``data-clipboard-*``, ``data-copy``,
   ``id="__..."``), found by parsing the HTML and searching its raw text, each as
   ``<page>:<line>`` of the page's source.
+* ``bidi_in_source`` and ``authored_markup``: what makes the reader see
+  another order than the page holds (bidirectional controls, ``<bdo>``,
+  ``dir=``) or hides part of a number (MathML written by hand), each as
+  ``<page>:<line>``; the notebook sanitiser drops the first three.
 * ``static_file_code`` and ``docs_file_problem``: a file under docs/ that is
   not a page runs no script (an SVG or XML one is read by an XML parser too),
   and its suffix is one the site has (``DOCS_SUFFIXES``).
@@ -39,6 +43,7 @@ import base64
 import hashlib
 import html
 import re
+import unicodedata
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import PurePosixPath
@@ -63,11 +68,13 @@ _SVG_ATTRIBUTES = {
     "viewBox", "viewbox", "version", "preserveAspectRatio", "text-anchor", "font-size",
     "font-family", "font-weight", "opacity", "clip-path", "xmlns",
 }  # fmt: skip
-NOTEBOOK_TAGS = (set(nh3.ALLOWED_TAGS) | _SVG_TAGS | {"clipboard-copy"}) - {"map", "area"}
+# No <bdo> (it draws its text right to left: authored_markup); its text stays.
+NOTEBOOK_TAGS = (set(nh3.ALLOWED_TAGS) | _SVG_TAGS | {"clipboard-copy"}) - {"map", "area", "bdo"}
 NOTEBOOK_ATTRIBUTES = {
     # style attributes stay only as _notebook_attribute allows (alignment);
     # <style> elements go: they restyle the page.
-    "*": {"class", "id", "title", "lang", "dir", "hidden", "tabindex", "role", "style"},
+    # no dir= (right to left reorders a number's digits: authored_markup)
+    "*": {"class", "id", "title", "lang", "hidden", "tabindex", "role", "style"},
     "a": {"href", "hreflang"},
     "img": {"src", "alt", "width", "height", "loading"},
     "td": {"colspan", "rowspan", "align"},
@@ -98,6 +105,11 @@ def _notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
 
 
 def _clean(fragment: str) -> str:
+    """The fragment sanitised, without bidirectional controls (``BIDI_CONTROLS``)."""
+    return BIDI_CONTROL.sub("", _nh3_clean(fragment))
+
+
+def _nh3_clean(fragment: str) -> str:
     return nh3.clean(
         fragment,
         tags=NOTEBOOK_TAGS,
@@ -689,6 +701,131 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
             used.add(number)
             problems.append(f"{where}:{number}: {item.what}: {why}")
     return problems
+
+
+# --- what a page's author writes: reading order, MathML by hand ----------------------
+
+#: Characters that make a browser draw the text around them in another order
+#: than it is stored: the embeddings, overrides and isolates (U+202A-U+202E,
+#: U+2066-U+2069) and the marks (U+200E, U+200F, U+061C). ``0.66``, U+202E,
+#: ``25``, U+202C shows 0.6652 where every check reads 0.6625 (security
+#: re-review 6b, T1); the site has no right-to-left text.
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+BIDI_CONTROL = re.compile(f"[{BIDI_CONTROLS}]")
+#: The same characters as JSON escapes (a notebook's ``.ipynb``), not after an escaped backslash.
+_BIDI_JSON_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u(202[a-eA-E]|206[6-9]|200[eEfF]|061[cC])")
+#: A character reference, which the HTML may hold where the source wrote it.
+_CHARACTER_REFERENCE = re.compile(r"&(?:#[xX][0-9a-fA-F]+|#[0-9]+|[a-zA-Z][a-zA-Z0-9]*);?")
+BIDI_WHY = (
+    "it makes a browser draw the text around it in another order than the page holds "
+    "(0.66<U+202E>25<U+202C> shows 0.6652 where every check reads 0.6625), and the site has no "
+    "right-to-left text: delete it"
+)
+BDO_WHY = (
+    'it draws its text in another order than the page holds (0.66<bdo dir="rtl">25</bdo> shows 0.6652 '
+    "where every check reads 0.6625), and the site has no right-to-left text: write the characters in the "
+    "order they are read"
+)
+MATH_WHY = (
+    "a page's formulas are TeX ($...$, \\(...\\)), which the build turns into MathML itself (hooks.mathml); "
+    "MathML written by hand can hide part of a number from the reader (scriptlevel, mpadded, a <semantics> "
+    "child after the first) while the checks read it: write the formula in TeX"
+)
+#: ``<bdo>`` and ``<math>`` (any prefix) and a ``dir=`` inside a tag, in the raw text.
+_RAW_AUTHORED = re.compile(r"<(?:[\w.-]+:)?(bdo|math)(?=[\s/>])|<(?:[^\W\d]|:)[^<>]*?[\s\"'/](dir)\s*=", re.IGNORECASE)
+
+
+def bidi_name(character: str) -> str:
+    """``U+202E RIGHT-TO-LEFT OVERRIDE``."""
+    return f"U+{ord(character):04X} {unicodedata.name(character, 'BIDIRECTIONAL CONTROL')}"
+
+
+def bidi_in_source(text: str, where: str, *, json_escapes: bool = False) -> list[str]:
+    """``<where>:<line>: <control>: <why>`` for each line of a page's source
+    (Markdown, code and display fences included; a notebook's cells and
+    outputs) that holds a bidirectional control character (``BIDI_CONTROLS``);
+    ``json_escapes``: also as a JSON escape (``\\u202e`` in an ``.ipynb``).
+
+    >>> bidi_in_source("# T\\n\\nThe weight is 0.66\\u202e25\\u202c.\\n", "docs/x.md")[0].split(": it")[0]
+    'docs/x.md:3: a bidirectional control character (U+202E RIGHT-TO-LEFT OVERRIDE)'
+    """
+    problems = []
+    for number, line in enumerate(text.split("\n"), 1):
+        found = BIDI_CONTROL.findall(line)
+        if json_escapes:
+            found += [chr(int(match[1], 16)) for match in _BIDI_JSON_ESCAPE.finditer(line)]
+        if found:
+            problems.append(f"{where}:{number}: a bidirectional control character ({bidi_name(found[0])}): {BIDI_WHY}")
+    return problems
+
+
+class _AuthoredFinder(HTMLParser):
+    def __init__(self, content: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines = content.split("\n")
+        self.found: list[tuple[int, str, str, str, str]] = []  # (line, name, what, why, clue)
+
+    def handle_starttag(self, tag, attrs):
+        local = tag.rsplit(":", 1)[-1]
+        line, column = self.getpos()
+        # The markup as written, longest first: what its source line holds (not a `<math>` in code before it).
+        at = self.lines[line - 1][column:]
+        clue = (at[:40], at[:20], self.get_starttag_text() or f"<{tag}")
+        if local in ("bdo", "math"):
+            self.found.append((line, local, f"<{tag}>", BDO_WHY if local == "bdo" else MATH_WHY, clue))
+        for name, value in attrs:
+            if name.lower() == "dir" and local != "bdo":  # a <bdo> is named once
+                self.found.append((line, "dir", f'dir="{value or ""}" on <{tag}>', BDO_WHY, clue))
+
+
+def authored_markup(content: str, where: str, source: str = "") -> list[str]:
+    """What in a page's content, before the build's own math step (the HTML
+    its Markdown became, or a notebook's sanitised cells), draws text in
+    another order than it is stored or hides part of it from the checks:
+    a bidirectional control character (a character reference too: the
+    source's lines are read by :func:`bidi_in_source`), a ``<bdo>``, a
+    ``dir=`` attribute and MathML written by hand (``<math>``: the build
+    makes its own from TeX, :func:`hooks.mathml`). Each as
+    ``<where>:<line>: <what>: <why>`` at the first source line holding it
+    (``<where>: ...`` when none does).
+
+    >>> authored_markup('<p>0.66<bdo dir="rtl">25</bdo></p>', "docs/x.md", '# X\\n\\n0.66<bdo dir="rtl">25</bdo>')[0]
+    'docs/x.md:3: <bdo>: it draws its text in another order than the page holds (0.66<bdo dir="rtl">25</bdo> \
+shows 0.6652 where every check reads 0.6625), and the site has no right-to-left text: write the characters in the \
+order they are read'
+    """
+    finder = _AuthoredFinder(content)
+    finder.feed(content)
+    finder.close()
+    found = [(line, what, why, clue) for line, _, what, why, clue in finder.found]
+    seen = {(line, name) for line, name, *_ in finder.found}
+    seen |= {(line, "dir") for line, name, *_ in finder.found if name == "bdo"}  # its dir= is the <bdo>'s
+    for match in _RAW_AUTHORED.finditer(content):
+        line = content.count("\n", 0, match.start()) + 1
+        name = (match[1] or match[2]).lower()
+        if (line, name) not in seen:
+            seen.add((line, name))
+            snippet = match[0] if name != "dir" else match[0][match.start(2) - match.start() :]
+            found.append((line, _misread(snippet), MATH_WHY if name == "math" else BDO_WHY, snippet))
+    in_source = set(BIDI_CONTROL.findall(source))
+    for match in [*_CHARACTER_REFERENCE.finditer(content), *BIDI_CONTROL.finditer(content)]:
+        character = html.unescape(match[0])
+        if character in BIDI_CONTROLS and match[0] not in in_source:  # the source's own are bidi_in_source's
+            line = content.count("\n", 0, match.start()) + 1
+            what = f"a bidirectional control character ({bidi_name(character)}, written {match[0]!r})"
+            found.append((line, what, BIDI_WHY, match[0]))
+    lines = source.split("\n")
+    used: set[int] = set()
+    problems = []
+    for _, what, why, clue in sorted(found, key=lambda item: item[0]):
+        clues = clue if isinstance(clue, tuple) else (clue,)
+        number = next(filter(None, (_source_line(each, lines, used) for each in clues)), None)
+        if number is None:
+            problems.append(f"{where}: {what} (in the built page; no line of the source holds it): {why}")
+        else:
+            used.add(number)
+            problems.append(f"{where}:{number}: {what}: {why}")
+    return list(dict.fromkeys(problems))
 
 
 # --- files copied to the site as they are -------------------------------------------
