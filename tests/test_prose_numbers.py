@@ -7,15 +7,13 @@ from pathlib import Path
 
 import pytest
 
+import notebooks  # docs/hooks, on pytest's pythonpath
 from prose_numbers import HOW_TO_FIX, unchecked_numbers
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = (
-    sorted(DOCS.rglob("*.md"))
-    + sorted((DOCS / "notebooks").glob("*.py"))
-    + sorted((DOCS / "exercises").glob("*.ipynb"))
-)
+# The notebook pages are those notebooks.NOTEBOOK_PAGES finds, the list the build refuses any other by.
+PAGES = sorted(DOCS.rglob("*.md")) + notebooks.notebook_pages(DOCS)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -325,7 +323,10 @@ def test_markup_that_may_not_show_hides_no_number(tmp_path, hiding):
     alt text, a MathML annotation or an maction's second child, and a formula glued to digits."""
     page = write(tmp_path, f"# t\n\nThe weight is 0.{hiding}3333 here, and 0.1234 plainly.\n")
     found = sorted(unchecked_numbers(page, "p.md"))
-    assert found == [f"p.md:3: {n} is not in any verified output" for n in ("0.1234", "0.3333")], found
+    expected = [f"p.md:3: {n} is not in any verified output" for n in ("0.1234", "0.3333")]
+    if hiding.startswith("<math"):  # and MathML by hand is a problem of its own (re-review 6b, T2)
+        expected.append(f"p.md:3: <math>: {MATH_WHY}")
+    assert found == expected, found
 
 
 def test_formulas_are_read_from_the_mathml_the_build_makes(tmp_path):
@@ -371,3 +372,81 @@ def test_notebook_markdown_is_read_as_nbconvert_renders_it(tmp_path):
         f"docs/notebooks/zz_numbers.py:{line}: {number} is not in any verified output"
         for line, number in [(4, "0.6652"), (6, "0.0900"), (8, "0.2447"), (11, "0.6652")]
     ]
+
+
+def test_the_notebook_pages_are_one_list_for_the_build_and_the_tests():
+    """Security re-review 6b, T3: mkdocs-jupyter's include is matched from the right, so
+    docs/zz/exercises/x.ipynb was a page no test read. The build refuses a notebook page outside
+    notebooks.NOTEBOOK_PAGES (tests/test_site_safety.py), and this test reads exactly those; mkdocs.yml's
+    include names the same places."""
+    plugins = notebooks.site_config()["plugins"]
+    include = next(p["mkdocs-jupyter"]["include"] for p in plugins if isinstance(p, dict) and "mkdocs-jupyter" in p)
+    assert tuple(include) == notebooks.NOTEBOOK_PAGES
+    assert [p for p in PAGES if p.suffix != ".md"] == notebooks.notebook_pages(DOCS)
+    assert notebooks.at_a_notebook_place("exercises/x.ipynb")
+    assert not notebooks.at_a_notebook_place("zz/exercises/x.ipynb")
+
+
+MATH_WHY = (
+    "a page's formulas are TeX ($...$, \\(...\\)), which the build turns into MathML itself (hooks.mathml); "
+    "MathML written by hand can hide part of a number from the reader (scriptlevel, mpadded, a <semantics> "
+    "child after the first) while the checks read it: write the formula in TeX"
+)
+BIDI_WHY = (
+    "it makes a browser draw the text around it in another order than the page holds "
+    "(0.66<U+202E>25<U+202C> shows 0.6652 where every check reads 0.6625), and the site has no "
+    "right-to-left text: delete it"
+)
+
+
+def test_bidirectional_controls_bdo_dir_and_hand_made_mathml_are_named(tmp_path):
+    """Security re-review 6b, T1 and T2: the check dropped U+202E and ignored <bdo dir="rtl">, so it read
+    0.6625 where the page showed 0.6652, found 0.6625 verified and said "no problems"; hand-made MathML
+    (scriptlevel) hid part of a number. The build refuses each; the check names each at its line too."""
+    text = (
+        "# t\n\n```python\nprint(round(0.66251, 4))\n```\n\n```output\n0.6625\n```\n\n"
+        "A: the weight is 0.66\u202e25\u202c.\n\n"
+        'B: the weight is 0.66<bdo dir="rtl">25</bdo>.\n\n'
+        'C: the weight is 0.<math><mstyle scriptlevel="40"><mtext>x</mtext></mstyle></math>2222.\n\n'
+        "```text\nweight: \u202e1233.0\u202c\n```\n"
+    )
+    control = "a bidirectional control character (U+202E RIGHT-TO-LEFT OVERRIDE)"
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == [
+        f"p.md:11: {control}: {BIDI_WHY}",
+        f"p.md:18: {control}: {BIDI_WHY}",
+        'p.md:13: <bdo>: it draws its text in another order than the page holds (0.66<bdo dir="rtl">25</bdo> '
+        "shows 0.6652 where every check reads 0.6625), and the site has no right-to-left text: write the "
+        "characters in the order they are read",
+        "p.md:15: <math>: a page's formulas are TeX ($...$, \\(...\\)), which the build turns into MathML itself "
+        "(hooks.mathml); MathML written by hand can hide part of a number from the reader (scriptlevel, mpadded, "
+        "a <semantics> child after the first) while the checks read it: write the formula in TeX",
+    ]
+
+
+def test_a_bidirectional_control_in_a_notebook_is_named_with_the_files_line(tmp_path):
+    """Security re-review 6b, T1: an .ipynb may write U+202E as a JSON escape."""
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# Exercise\n", "\n", "Aim for 0.66\u202e25.\n"]}]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = write(tmp_path, json.dumps(notebook, indent=1), "ex.ipynb")  # ensure_ascii: written \\u202e
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "\\u202e" in text)
+    assert unchecked_numbers(path, "docs/exercises/ex.ipynb") == [
+        f"docs/exercises/ex.ipynb:{line}: 0.6625 is not in any verified output",
+        f"docs/exercises/ex.ipynb:{line}: a bidirectional control character (U+202E RIGHT-TO-LEFT OVERRIDE): "
+        + BIDI_WHY,
+    ]
+    percent = write(tmp_path, "# %% [markdown]\n# # N\n#\n# The order 1\u202e2.\n", "nb.py")
+    assert unchecked_numbers(percent, "docs/notebooks/nb.py") == [
+        f"docs/notebooks/nb.py:4: a bidirectional control character (U+202E RIGHT-TO-LEFT OVERRIDE): {BIDI_WHY}"
+    ]
+
+
+def test_a_front_matter_that_is_not_a_mapping_is_read_as_the_page_shows_it(tmp_path):
+    """Security re-review 6b, T5: MkDocs keeps a ---...--- block whose YAML is not a mapping as page content
+    (here a heading showing 0.6652), but the check blanked any such block and said "no problems"."""
+    shown = write(tmp_path, "---\nThe weight is 0.6652 and the front matter hides it\n---\n\nText.\n")
+    assert unchecked_numbers(shown, "p.md") == ["p.md:2: 0.6652 is not in any verified output"]
+    listed = write(tmp_path, "---\n- 0.4444\n---\n\nText.\n", "list.md")
+    assert unchecked_numbers(listed, "list.md") == ["list.md:2: 0.4444 is not in any verified output"]
+    # A mapping is front matter, stripped as MkDocs strips it: not shown, not read.
+    meta = write(tmp_path, "---\ndescription: weights near 0.6652\n---\n\n# T\n", "meta.md")
+    assert unchecked_numbers(meta, "meta.md") == []

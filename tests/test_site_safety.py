@@ -483,11 +483,11 @@ def test_a_script_in_a_static_html_or_svg_file_fails_the_build_naming_the_file(t
             '<?xml version="1.0"?>\n<!DOCTYPE svg [\n<!ATTLIST svg onload CDATA "go()">\n]>\n'
             '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>\n'
         ),
-        "data/x.xml": '<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="t.xsl"?>\n<doc>hi</doc>\n',
-        "data/t.xsl": (
-            '<xsl:stylesheet version="1.0" xmlns:xsl="http://www.w3.org/1999/XSL/Transform">\n'
-            "<xsl:template match=\"/\"><xsl:element name=\"{concat('scr','ipt')}\">go()</xsl:element></xsl:template>\n"
-            "</xsl:stylesheet>\n"
+        # An .xml or .xsl file under docs/ fails the build by its suffix now (re-review 6b, T4); an SVG
+        # can name an XSLT too.
+        "data/x.svg": (
+            '<?xml version="1.0"?>\n<?xml-stylesheet type="text/xsl" href="t.xsl"?>\n'
+            '<svg xmlns="http://www.w3.org/2000/svg">hi</svg>\n'
         ),
         "p.md": "# Page\n\nSee [the demo](demo.html) and ![a figure](img/figure.svg).\n",
     }
@@ -505,7 +505,7 @@ def test_a_script_in_a_static_html_or_svg_file_fails_the_build_naming_the_file(t
     subset = "a DOCTYPE's internal subset: a browser expands its entities into markup"
     assert f"docs/img/entity.svg:2: {subset}" in err, err[-3000:]
     assert f"docs/img/attlist.svg:2: {subset}" in err, err[-3000:]  # re-review 3, Q6: a default onload
-    assert "docs/data/x.xml:2: <?xml-stylesheet: a browser runs the XSLT it names" in err, err[-3000:]
+    assert "docs/data/x.svg:2: <?xml-stylesheet: a browser runs the XSLT it names" in err, err[-3000:]
 
 
 @pytest.mark.build
@@ -779,3 +779,212 @@ def test_a_static_file_that_is_not_plain_utf8_fails_the_build(tmp_path):
         "img/jp.svg: an escape byte or a declared encoding other than UTF-8: save it as UTF-8 and declare none",
         "img/wide.svg: not plain UTF-8 (a NUL byte or an invalid sequence): save it as UTF-8 without a byte-order mark",
     ]
+
+
+BIDI_WHY = (
+    "it makes a browser draw the text around it in another order than the page holds "
+    "(0.66<U+202E>25<U+202C> shows 0.6652 where every check reads 0.6625), and the site has no "
+    "right-to-left text: delete it"
+)
+BDO_WHY = (
+    'it draws its text in another order than the page holds (0.66<bdo dir="rtl">25</bdo> shows 0.6652 '
+    "where every check reads 0.6625), and the site has no right-to-left text: write the characters in the "
+    "order they are read"
+)
+RLO = "\u202e"
+PDF = "\u202c"
+
+
+@pytest.mark.build
+def test_bidirectional_controls_bdo_and_dir_fail_the_build_with_file_and_line(tmp_path):
+    """Security re-review 6b, T1: U+202E (in prose, a display fence, a notebook cell) and
+    <bdo dir="rtl"> showed 0.6652 where the prose check read 0.6625, found it verified, and passed."""
+    page = (
+        "# Bidi\n\n"
+        f"A: the weight is 0.66{RLO}25{PDF}.\n\n"
+        'B: the weight is 0.66<bdo dir="rtl">25</bdo>.\n\n'
+        'C: <span dir="rtl">0.6652</span>\n\n'
+        "D: the weight is 0.66&#x202e;25&#x202c;.\n\n"
+        "```text\n"
+        f"weight: {RLO}1233.0{PDF}\n"
+        "```\n\n"
+        "```python\n"
+        "x = 1  # \u2066 isolated\n"
+        "```\n"
+    )
+    result, _ = build(tmp_path, {"bidi.md": page}, config=SITE_MARKDOWN)
+    assert result.returncode != 0
+    (tmp_path / "nb").mkdir()
+    notebook = f"# %% [markdown]\n# # Bidi\n#\n# The weight is 0.66{RLO}25.\n"
+    in_notebook, _ = build(tmp_path / "nb", {"notebooks/bidi.py": notebook})
+    assert in_notebook.returncode != 0
+    err = result.stderr + in_notebook.stderr
+    control = "a bidirectional control character (U+202E RIGHT-TO-LEFT OVERRIDE)"
+    for message in [
+        f"docs/bidi.md:3: {control}: {BIDI_WHY}",
+        f"docs/bidi.md:5: <bdo>: {BDO_WHY}",
+        f'docs/bidi.md:7: dir="rtl" on <span>: {BDO_WHY}',
+        "docs/bidi.md:9: a bidirectional control character (U+202E RIGHT-TO-LEFT OVERRIDE, written '&#x202e;'): "
+        + BIDI_WHY,
+        f"docs/bidi.md:12: {control}: {BIDI_WHY}",
+        f"docs/bidi.md:16: a bidirectional control character (U+2066 LEFT-TO-RIGHT ISOLATE): {BIDI_WHY}",
+        f"docs/notebooks/bidi.py:4: {control}: {BIDI_WHY}",
+    ]:
+        assert message in err, f"{message}\n{err[-4000:]}"
+
+
+@pytest.mark.build
+def test_a_notebook_loses_bidirectional_controls_bdo_and_dir(tmp_path):
+    """Security re-review 6b, T1: nh3 kept <bdo dir="rtl"> and U+202E in a notebook's cells and outputs."""
+    notebook = (
+        "# %% [markdown]\n# # Bidi\n#\n"
+        '# The weight is 0.66<bdo dir="rtl">25</bdo>, <span dir="rtl">x</span>.\n\n'
+        "# %%\nprint('0.66' + chr(0x202E) + '25' + chr(0x202C))\n"
+    )
+    result, site = build(tmp_path, {"notebooks/bidi.py": notebook})
+    assert result.returncode == 0, result.stderr[-3000:]
+    html = (site / "notebooks" / "bidi" / "index.html").read_text(encoding="utf-8")
+    notebook_part = html[html.index('<div class="jupyter-wrapper">') :]
+    assert "The weight is 0.6625, <span>x</span>." in notebook_part
+    assert "0.6625" in notebook_part.split("The weight is")[1]  # the output, without its controls
+    assert not safety.BIDI_CONTROL.search(notebook_part) and "<bdo" not in notebook_part
+    assert not re.search(r"\sdir=", notebook_part)
+
+
+def test_the_sanitiser_drops_bidirectional_controls_bdo_and_dir():
+    cleaned = safety._clean(f'<p>0.66<bdo dir="rtl">25</bdo>, 0.66{RLO}25{PDF} and <b dir="rtl">x</b>\u2067</p>')
+    assert cleaned == "<p>0.6625, 0.6625 and <b>x</b></p>"
+
+
+MATH_WHY = (
+    "a page's formulas are TeX ($...$, \\(...\\)), which the build turns into MathML itself (hooks.mathml); "
+    "MathML written by hand can hide part of a number from the reader (scriptlevel, mpadded, a <semantics> "
+    "child after the first) while the checks read it: write the formula in TeX"
+)
+
+
+@pytest.mark.build
+def test_mathml_written_by_hand_fails_the_build_with_file_and_line(tmp_path):
+    """Security re-review 6b, T2: scriptlevel, mpadded voffset and a <semantics> child after the first
+    hid part of a number (0.<math>...x...</math>2222 showed 0.2222) with no refused attribute."""
+    page = """\
+    # Hand-made MathML
+
+    TeX is fine: $0.5 \\times x$ and \\(\\frac{a}{b}\\), and `<math>` in code.
+
+    C: the weight is 0.<math><semantics><mi></mi><mtext>x</mtext></semantics></math>1111.
+
+    D: the weight is 0.<math><mstyle scriptlevel="40"><mtext>x</mtext></mstyle></math>2222.
+
+    H: the weight is 0.<math><mpadded width="0" voffset="1000em"><mtext>x</mtext></mpadded></math>7777.
+
+    $$
+    a + b
+    $$
+    """
+    result, _ = build(tmp_path, {"math.md": page}, config=SITE_MARKDOWN)
+    assert result.returncode != 0
+    err = result.stderr
+    for line in (5, 7, 9):
+        assert f"docs/math.md:{line}: <math>: {MATH_WHY}" in err, f"line {line}\n{err[-3000:]}"
+    assert "docs/math.md:3:" not in err and "docs/math.md:11:" not in err
+
+
+@pytest.mark.build
+def test_a_page_the_checks_do_not_read_and_a_file_of_an_unknown_suffix_fail_the_build(tmp_path):
+    """Security re-review 6b, T3: a *.markdown page and a notebook page outside docs/notebooks/ (the include
+    is matched from the right) were built, and no test read them. T4 (b): .xsd, .rng and .svgz files were
+    copied as they are, never read, and served as XML or SVG: their script ran on the site's origin."""
+    svgz = '<svg xmlns="http://www.w3.org/2000/svg" onload="document.documentElement.dataset.pwned=1"/>'
+    xsd = '<?xml version="1.0"?>\n<data xmlns:h="http://www.w3.org/1999/xhtml"><h:script>go()</h:script></data>\n'
+    files = {
+        "zz/extra.markdown": "# Extra\n\nThe weight is 0.6652.\n",
+        "zz/more.mkd": "# More\n",
+        "zz/notebooks/sub.py": "# %% [markdown]\n# # Sub\n#\n# The weight is 0.4444.\n",
+        "data/s.xsd": xsd,
+        "data/s.rng": xsd,
+        "img/a.svgz": svgz,
+        "notebooks/fine.py": "# %% [markdown]\n# # Fine\n",
+    }
+    result, _ = build(tmp_path, files)
+    assert result.returncode != 0
+    err = result.stderr
+
+    def unknown(name: str, suffix: str) -> str:
+        return (
+            f"docs/{name}: a file named *{suffix} is copied to the site as it is, where a browser may open it as a "
+            "document that runs script on the site's origin, and no check reads it (docs/ holds .css, .html, .ipynb, "
+            f".js, .md, .py, .svg): if the site needs it, add {suffix} to DOCS_SUFFIXES in docs/hooks/safety.py, "
+            "and if a browser can open it as a document (HTML, SVG, XML: its type in mime-db), to DOCUMENT_SUFFIXES "
+            "too, so that static_file_code reads it, with a planted test"
+        )
+
+    for message in [
+        "docs/zz/extra.markdown: a Markdown page named *.markdown: MkDocs builds it, but the checks read *.md pages "
+        "only (its prose numbers, its Python blocks and their outputs), so what it shows is never checked: rename "
+        "it to extra.md",
+        "docs/zz/more.mkd: a Markdown page named *.mkd: MkDocs builds it",
+        "docs/zz/notebooks/sub.py: a notebook page (mkdocs-jupyter's include, matched from the right) outside the "
+        "places the checks read (docs/notebooks/*.py, docs/exercises/*.ipynb), so its numbers would never be "
+        "checked: move it to one of them",
+        unknown("data/s.xsd", ".xsd"),
+        unknown("data/s.rng", ".rng"),
+        unknown("img/a.svgz", ".svgz"),
+    ]:
+        assert message in err, f"{message}\n{err[-4000:]}"
+    assert "docs/notebooks/fine.py" not in err
+
+
+def test_the_suffixes_under_docs_are_the_ones_the_site_has():
+    """Re-review 6b, T4 (b): the allow-list holds what docs/ holds (and the static documents checked)."""
+    present = {path.suffix for path in (ROOT / "docs").rglob("*") if path.is_file() and "__pycache__" not in path.parts}
+    assert present <= safety.DOCS_SUFFIXES, present - safety.DOCS_SUFFIXES
+    assert safety.DOCS_SUFFIXES - present <= {".svg"} | safety.HTML_SUFFIXES
+
+
+@pytest.mark.build
+def test_a_script_in_a_static_svg_under_any_prefix_fails_the_build(tmp_path):
+    """Security re-review 6b, T4 (a): <_:svg xmlns:_=... onload=...> (and a non-ASCII prefix) was text to
+    html.parser and to the raw patterns, which wanted a letter after "<"; Chromium ran the onload."""
+    files = {
+        "img/p.svg": '<_:svg xmlns:_="http://www.w3.org/2000/svg" width="10" height="10" onload="go(1)"/>\n',
+        "img/e.svg": '<?xml version="1.0"?>\n<é:svg xmlns:é="http://www.w3.org/2000/svg" onload="go(2)"/>\n',
+        "img/f.svg": (
+            '<svg xmlns="http://www.w3.org/2000/svg">\n<foreignObject width="10" height="10">'
+            '<p xmlns="http://www.w3.org/1999/xhtml">x</p></foreignObject>\n</svg>\n'
+        ),
+        "img/broken.svg": '<svg xmlns="http://www.w3.org/2000/svg">\n<a:b/>\n</svg>\n',
+        "img/fine.svg": '<svg xmlns="http://www.w3.org/2000/svg" width="10"><rect width="1"/></svg>\n',
+    }
+    result, _ = build(tmp_path, files)
+    assert result.returncode != 0
+    err = result.stderr
+    for where, what in [
+        ("docs/img/p.svg:1", "onload= on <_:svg>"),
+        ("docs/img/e.svg:2", "onload= on <é:svg>"),
+        ("docs/img/f.svg:2", "<foreignObject>"),
+        (
+            "docs/img/broken.svg:2",
+            "not well-formed XML (unbound prefix), which a browser shows as far as the error, running what comes "
+            "before it, and which this check cannot read",
+        ),
+    ]:
+        assert f"{where}: {what}: {STATIC_WHY}" in err, f"{where}:\n{err[-3000:]}"
+    assert "fine.svg" not in err
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        # The XML parser names each element by its local name, whatever the prefix (re-review 6b, T4).
+        ('<_:svg xmlns:_="http://www.w3.org/2000/svg"><_:handler>go()</_:handler></_:svg>', "<_:handler>"),
+        ('<x:svg xmlns:x="http://www.w3.org/2000/svg"><x:foreignObject/></x:svg>', "<x:foreignObject>"),
+        ('<svg xmlns="http://www.w3.org/2000/svg" xmlns:é="urn:x" é:onload="go()"/>', "é:onload= on <svg>"),
+        (
+            '<svg xmlns="http://www.w3.org/2000/svg"><a href="&#106;avascript:go()"/></svg>',
+            "a javascript: URL in <a href>",
+        ),
+    ],
+)
+def test_a_static_xml_document_is_read_by_an_xml_parser(text, found):
+    assert safety.static_file_code(text, "docs/img/x.svg")[0].startswith(f"docs/img/x.svg:1: {found}: {STATIC_WHY}")

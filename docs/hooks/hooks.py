@@ -44,6 +44,13 @@
   as ``docs/<page>:<line>`` (where the URL is in the source) and ``<built
   file>:<line>``; ``on_post_build`` checks every other HTML, CSS
   and SVG file of the site the same way.
+* Before the build's own math (``_check_authored``), whatever the front
+  matter says: no bidirectional control character in a page's source or
+  content, no ``<bdo>`` or ``dir=``, no MathML written by hand
+  (``safety.bidi_in_source``, ``safety.authored_markup``).
+* ``on_files`` refuses a Markdown page under another suffix than ``.md``, a
+  notebook page outside ``notebooks.NOTEBOOK_PAGES`` and a file under
+  ``docs/`` of a suffix not in ``safety.DOCS_SUFFIXES`` (``docs_files_problems``).
 * Files under ``docs/`` that are not pages are copied as they are, so
   ``on_post_build`` also refuses a script, handler or ``javascript:`` URL in
   every other HTML, SVG or XML file of the site (``safety.static_file_code``,
@@ -198,7 +205,34 @@ def on_config(config):
     return config
 
 
+def docs_files_problems(files, config) -> list[str]:
+    """What under docs/ the build refuses (security re-review 6b, T3 and T4): a
+    Markdown page under another suffix than ``.md`` or a file of a suffix not
+    in ``safety.DOCS_SUFFIXES`` (``safety.docs_file_problem``), and a notebook
+    page (as mkdocs-jupyter's ``include`` decides) outside the places the tests
+    read (``notebooks.NOTEBOOK_PAGES``)."""
+    jupyter = config.plugins.get("mkdocs-jupyter")
+    docs = Path(config.docs_dir).resolve()
+    problems = []
+    for file in files:
+        if file.generated_by or not file.abs_src_path or file.inclusion.is_excluded():
+            continue
+        if not Path(file.abs_src_path).resolve().is_relative_to(docs):
+            continue  # the theme's own files
+        if problem := safety.docs_file_problem(file.src_uri):
+            problems.append(problem)
+        elif jupyter is not None and jupyter.should_include(file) and not notebooks.at_a_notebook_place(file.src_uri):
+            problems.append(
+                f"docs/{file.src_uri}: a notebook page (mkdocs-jupyter's include, matched from the right) outside "
+                f"the places the checks read ({', '.join('docs/' + p for p in notebooks.NOTEBOOK_PAGES)}), so its "
+                "numbers would never be checked: move it to one of them"
+            )
+    return problems
+
+
 def on_files(files, config):
+    if problems := docs_files_problems(files, config):
+        raise PluginError("\n".join(problems))
     _STATIC_SOURCES.clear()
     for file in files:
         if (
@@ -422,11 +456,32 @@ def on_page_content(html_content: str, page, config, files):
             raise PluginError(str(error)) from None
         _JUPYTER_THEMES.add(theme)
         html_content = _drop_offsite_scripts(html_content)
+        _check_authored(html_content, page)
         html_content = _dollars_to_mathml(html_content)
         html_content = _searchable_notebook(html_content)
+    else:
+        _check_authored(html_content, page)
     html_content = _arithmatex_to_mathml(html_content)
     _check_own_content(html_content, page)
     return html_content
+
+
+def _check_authored(html_content: str, page) -> None:
+    """Before the build's own math: no bidirectional control in the page's
+    source (fences, notebook cells and outputs included) or content, no
+    ``<bdo>`` or ``dir=``, no MathML written by hand (``safety.authored_markup``).
+    A page's front matter allows none of them (security re-review 6b, T1, T2)."""
+    where = f"docs/{page.file.src_uri}"
+    source = ""
+    if page.file.abs_src_path:
+        source = Path(page.file.abs_src_path).read_text(encoding="utf-8", errors="replace")
+    problems = safety.bidi_in_source(source, where, json_escapes=where.endswith(".ipynb"))
+    own = html_content
+    if _is_notebook(page):  # nbconvert's template header is not the notebook's
+        own = own[max(own.find(safety.NOTEBOOK_START), 0) :]
+    problems += safety.authored_markup(own, where, source)
+    if problems:
+        raise PluginError("\n".join(problems))
 
 
 #: A block the SQL runner gives a Run button (sql-runner.js: ``div.qkv-sql``).

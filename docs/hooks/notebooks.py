@@ -18,7 +18,7 @@ import ast
 import importlib
 import re
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import jupytext
 import nbformat
@@ -47,6 +47,28 @@ EXERCISES = {
         "chapter 9, attention as a SQL query",
     ),
 }
+#: The notebook pages, as globs under docs/: the one list the build and the tests share. The build
+#: refuses a notebook page (mkdocs-jupyter's ``include`` in mkdocs.yml, matched from the right, so
+#: ``docs/zz/exercises/x.ipynb`` is one) anywhere else (``hooks.on_files``, security re-review 6b, T3), and
+#: the tests (prose numbers) read every file these globs find.
+NOTEBOOK_PAGES = ("notebooks/*.py", "exercises/*.ipynb")
+
+
+def notebook_pages(docs: Path = ROOT / "docs") -> list[Path]:
+    """The notebook pages under ``docs``, sorted (``NOTEBOOK_PAGES``)."""
+    return sorted(path for pattern in NOTEBOOK_PAGES for path in docs.glob(pattern))
+
+
+def at_a_notebook_place(src_uri: str) -> bool:
+    """Whether ``src_uri`` (relative to docs/) is where ``NOTEBOOK_PAGES`` looks, matched from the left.
+
+    >>> at_a_notebook_place("exercises/a.ipynb"), at_a_notebook_place("zz/exercises/a.ipynb")
+    (True, False)
+    """
+    path = PurePosixPath(src_uri)
+    return any(len(path.parts) == len(PurePosixPath(p).parts) and path.match(p) for p in NOTEBOOK_PAGES)
+
+
 KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 

@@ -23,6 +23,13 @@ third-party resource loads, a Content-Security-Policy on every page.
   Material's scripts (``data-md-*``, ``data-clipboard-*``, ``data-copy``,
   ``id="__..."``), found by parsing the HTML and searching its raw text, each as
   ``<page>:<line>`` of the page's source.
+* ``bidi_in_source`` and ``authored_markup``: what makes the reader see
+  another order than the page holds (bidirectional controls, ``<bdo>``,
+  ``dir=``) or hides part of a number (MathML written by hand), each as
+  ``<page>:<line>``; the notebook sanitiser drops the first three.
+* ``static_file_code`` and ``docs_file_problem``: a file under docs/ that is
+  not a page runs no script (an SVG or XML one is read by an XML parser too),
+  and its suffix is one the site has (``DOCS_SUFFIXES``).
 * ``content_security_policy``: the policy of one page, from its final HTML:
   ``script-src 'self'`` plus the SHA-256 of each inline script on it
   (``'wasm-unsafe-eval'`` too on pages that run sql.js), ``object-src 'none'``,
@@ -36,8 +43,11 @@ import base64
 import hashlib
 import html
 import re
+import unicodedata
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from pathlib import PurePosixPath
+from xml.parsers import expat
 
 import nh3
 import tinycss2
@@ -58,11 +68,13 @@ _SVG_ATTRIBUTES = {
     "viewBox", "viewbox", "version", "preserveAspectRatio", "text-anchor", "font-size",
     "font-family", "font-weight", "opacity", "clip-path", "xmlns",
 }  # fmt: skip
-NOTEBOOK_TAGS = (set(nh3.ALLOWED_TAGS) | _SVG_TAGS | {"clipboard-copy"}) - {"map", "area"}
+# No <bdo> (it draws its text right to left: authored_markup); its text stays.
+NOTEBOOK_TAGS = (set(nh3.ALLOWED_TAGS) | _SVG_TAGS | {"clipboard-copy"}) - {"map", "area", "bdo"}
 NOTEBOOK_ATTRIBUTES = {
     # style attributes stay only as _notebook_attribute allows (alignment);
     # <style> elements go: they restyle the page.
-    "*": {"class", "id", "title", "lang", "dir", "hidden", "tabindex", "role", "style"},
+    # no dir= (right to left reorders a number's digits: authored_markup)
+    "*": {"class", "id", "title", "lang", "hidden", "tabindex", "role", "style"},
     "a": {"href", "hreflang"},
     "img": {"src", "alt", "width", "height", "loading"},
     "td": {"colspan", "rowspan", "align"},
@@ -93,6 +105,11 @@ def _notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
 
 
 def _clean(fragment: str) -> str:
+    """The fragment sanitised, without bidirectional controls (``BIDI_CONTROLS``)."""
+    return BIDI_CONTROL.sub("", _nh3_clean(fragment))
+
+
+def _nh3_clean(fragment: str) -> str:
     return nh3.clean(
         fragment,
         tags=NOTEBOOK_TAGS,
@@ -470,22 +487,23 @@ def hiding_attribute(tag: str, name: str, value: str) -> bool:
 #: The same things found in the raw text: a browser may read markup where
 #: Python's html.parser reads text (a comment closed by ``--!>``, a ``<style>``
 #: inside ``<svg>``), so the raw text is searched too.
-#: Each pattern but the first looks inside a tag (``<`` in text is always escaped).
+#: Each pattern but the first looks inside a tag (``<`` in text is always escaped), which
+#: starts with any XML name start character (``<_:svg onload=...>``, ``<é:svg ...>``: security re-review 6b, T4).
 _RAW = {
     "element": re.compile(
         r"<(?:[\w.-]+:)?(?:script|iframe|object|embed|frame|frameset|applet)(?=[\s/>])", re.IGNORECASE
     ),
-    "handler": re.compile(r"<[a-z][^<>]*?[\s\"'/](on[a-z]+\s*=)", re.IGNORECASE),
-    "url": re.compile(r"<[a-z][^<>]*?=\s*[\"']?\s*((?:javascript|vbscript):)", re.IGNORECASE),
+    "handler": re.compile(r"<(?:[^\W\d]|:)[^<>]*?[\s\"'/](on[a-z]+\s*=)", re.IGNORECASE),
+    "url": re.compile(r"<(?:[^\W\d]|:)[^<>]*?=\s*[\"']?\s*((?:javascript|vbscript):)", re.IGNORECASE),
     "theme": re.compile(
-        r"<[a-z][^<>]*?[\s\"'/]((?:data-md|data-clipboard|data-copy)[\w-]*\s*=|id\s*=\s*[\"']?__(?!tabbed_))",
+        r"<(?:[^\W\d]|:)[^<>]*?[\s\"'/]((?:data-md|data-clipboard|data-copy)[\w-]*\s*=|id\s*=\s*[\"']?__(?!tabbed_))",
         re.IGNORECASE,
     ),
     "style": re.compile(r"<(?:[\w.-]+:)?(?:style|link)(?=[\s/>])", re.IGNORECASE),
 }
 #: A ``style=`` in the raw text, with its value (checked by ``allowed_style``).
 _RAW_STYLE_ATTRIBUTE = re.compile(
-    r"<[a-z][^<>]*?[\s\"'/](style)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]*))", re.IGNORECASE
+    r"<(?:[^\W\d]|:)[^<>]*?[\s\"'/](style)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s>]*))", re.IGNORECASE
 )
 
 
@@ -571,7 +589,9 @@ class _ActiveFinder(HTMLParser):
             self._script = None
 
 
-def _active(content: str) -> list[_Active]:
+def _active(content: str, xml: bool = False) -> list[_Active]:
+    """What runs code or the theme acts on: read by html.parser, then (``xml``)
+    by an XML parser (``_xml_active``), then searched for in the raw text."""
     finder = _ActiveFinder()
     finder.feed(content)
     finder.close()
@@ -579,6 +599,10 @@ def _active(content: str) -> list[_Active]:
         finder.handle_endtag(finder._script[1])
     found = list(finder.found)
     seen = {(item.line, item.kind) for item in found}
+    for item in _xml_active(content) if xml else []:
+        if (item.line, item.kind) not in seen:
+            seen.add((item.line, item.kind))
+            found.append(item)
     for kind, pattern in _RAW.items():
         for match in pattern.finditer(content):
             line = content.count("\n", 0, match.start()) + 1
@@ -679,12 +703,183 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
     return problems
 
 
+# --- what a page's author writes: reading order, MathML by hand ----------------------
+
+#: Characters that make a browser draw the text around them in another order
+#: than it is stored: the embeddings, overrides and isolates (U+202A-U+202E,
+#: U+2066-U+2069) and the marks (U+200E, U+200F, U+061C). ``0.66``, U+202E,
+#: ``25``, U+202C shows 0.6652 where every check reads 0.6625 (security
+#: re-review 6b, T1); the site has no right-to-left text.
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+BIDI_CONTROL = re.compile(f"[{BIDI_CONTROLS}]")
+#: The same characters as JSON escapes (a notebook's ``.ipynb``), not after an escaped backslash.
+_BIDI_JSON_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u(202[a-eA-E]|206[6-9]|200[eEfF]|061[cC])")
+#: A character reference, which the HTML may hold where the source wrote it.
+_CHARACTER_REFERENCE = re.compile(r"&(?:#[xX][0-9a-fA-F]+|#[0-9]+|[a-zA-Z][a-zA-Z0-9]*);?")
+BIDI_WHY = (
+    "it makes a browser draw the text around it in another order than the page holds "
+    "(0.66<U+202E>25<U+202C> shows 0.6652 where every check reads 0.6625), and the site has no "
+    "right-to-left text: delete it"
+)
+BDO_WHY = (
+    'it draws its text in another order than the page holds (0.66<bdo dir="rtl">25</bdo> shows 0.6652 '
+    "where every check reads 0.6625), and the site has no right-to-left text: write the characters in the "
+    "order they are read"
+)
+MATH_WHY = (
+    "a page's formulas are TeX ($...$, \\(...\\)), which the build turns into MathML itself (hooks.mathml); "
+    "MathML written by hand can hide part of a number from the reader (scriptlevel, mpadded, a <semantics> "
+    "child after the first) while the checks read it: write the formula in TeX"
+)
+#: ``<bdo>`` and ``<math>`` (any prefix) and a ``dir=`` inside a tag, in the raw text.
+_RAW_AUTHORED = re.compile(r"<(?:[\w.-]+:)?(bdo|math)(?=[\s/>])|<(?:[^\W\d]|:)[^<>]*?[\s\"'/](dir)\s*=", re.IGNORECASE)
+
+
+def bidi_name(character: str) -> str:
+    """``U+202E RIGHT-TO-LEFT OVERRIDE``."""
+    return f"U+{ord(character):04X} {unicodedata.name(character, 'BIDIRECTIONAL CONTROL')}"
+
+
+def bidi_in_source(text: str, where: str, *, json_escapes: bool = False) -> list[str]:
+    """``<where>:<line>: <control>: <why>`` for each line of a page's source
+    (Markdown, code and display fences included; a notebook's cells and
+    outputs) that holds a bidirectional control character (``BIDI_CONTROLS``);
+    ``json_escapes``: also as a JSON escape (``\\u202e`` in an ``.ipynb``).
+
+    >>> bidi_in_source("# T\\n\\nThe weight is 0.66\\u202e25\\u202c.\\n", "docs/x.md")[0].split(": it")[0]
+    'docs/x.md:3: a bidirectional control character (U+202E RIGHT-TO-LEFT OVERRIDE)'
+    """
+    problems = []
+    for number, line in enumerate(text.split("\n"), 1):
+        found = BIDI_CONTROL.findall(line)
+        if json_escapes:
+            found += [chr(int(match[1], 16)) for match in _BIDI_JSON_ESCAPE.finditer(line)]
+        if found:
+            problems.append(f"{where}:{number}: a bidirectional control character ({bidi_name(found[0])}): {BIDI_WHY}")
+    return problems
+
+
+class _AuthoredFinder(HTMLParser):
+    def __init__(self, content: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines = content.split("\n")
+        self.found: list[tuple[int, str, str, str, str]] = []  # (line, name, what, why, clue)
+
+    def handle_starttag(self, tag, attrs):
+        local = tag.rsplit(":", 1)[-1]
+        line, column = self.getpos()
+        # The markup as written, longest first: what its source line holds (not a `<math>` in code before it).
+        at = self.lines[line - 1][column:]
+        clue = (at[:40], at[:20], self.get_starttag_text() or f"<{tag}")
+        if local in ("bdo", "math"):
+            self.found.append((line, local, f"<{tag}>", BDO_WHY if local == "bdo" else MATH_WHY, clue))
+        for name, value in attrs:
+            if name.lower() == "dir" and local != "bdo":  # a <bdo> is named once
+                self.found.append((line, "dir", f'dir="{value or ""}" on <{tag}>', BDO_WHY, clue))
+
+
+def authored_markup(content: str, where: str, source: str = "") -> list[str]:
+    """What in a page's content, before the build's own math step (the HTML
+    its Markdown became, or a notebook's sanitised cells), draws text in
+    another order than it is stored or hides part of it from the checks:
+    a bidirectional control character (a character reference too: the
+    source's lines are read by :func:`bidi_in_source`), a ``<bdo>``, a
+    ``dir=`` attribute and MathML written by hand (``<math>``: the build
+    makes its own from TeX, :func:`hooks.mathml`). Each as
+    ``<where>:<line>: <what>: <why>`` at the first source line holding it
+    (``<where>: ...`` when none does).
+
+    >>> authored_markup('<p>0.66<bdo dir="rtl">25</bdo></p>', "docs/x.md", '# X\\n\\n0.66<bdo dir="rtl">25</bdo>')[0]
+    'docs/x.md:3: <bdo>: it draws its text in another order than the page holds (0.66<bdo dir="rtl">25</bdo> \
+shows 0.6652 where every check reads 0.6625), and the site has no right-to-left text: write the characters in the \
+order they are read'
+    """
+    finder = _AuthoredFinder(content)
+    finder.feed(content)
+    finder.close()
+    found = [(line, what, why, clue) for line, _, what, why, clue in finder.found]
+    seen = {(line, name) for line, name, *_ in finder.found}
+    seen |= {(line, "dir") for line, name, *_ in finder.found if name == "bdo"}  # its dir= is the <bdo>'s
+    for match in _RAW_AUTHORED.finditer(content):
+        line = content.count("\n", 0, match.start()) + 1
+        name = (match[1] or match[2]).lower()
+        if (line, name) not in seen:
+            seen.add((line, name))
+            snippet = match[0] if name != "dir" else match[0][match.start(2) - match.start() :]
+            found.append((line, _misread(snippet), MATH_WHY if name == "math" else BDO_WHY, snippet))
+    in_source = set(BIDI_CONTROL.findall(source))
+    for match in [*_CHARACTER_REFERENCE.finditer(content), *BIDI_CONTROL.finditer(content)]:
+        character = html.unescape(match[0])
+        if character in BIDI_CONTROLS and match[0] not in in_source:  # the source's own are bidi_in_source's
+            line = content.count("\n", 0, match.start()) + 1
+            what = f"a bidirectional control character ({bidi_name(character)}, written {match[0]!r})"
+            found.append((line, what, BIDI_WHY, match[0]))
+    lines = source.split("\n")
+    used: set[int] = set()
+    problems = []
+    for _, what, why, clue in sorted(found, key=lambda item: item[0]):
+        clues = clue if isinstance(clue, tuple) else (clue,)
+        number = next(filter(None, (_source_line(each, lines, used) for each in clues)), None)
+        if number is None:
+            problems.append(f"{where}: {what} (in the built page; no line of the source holds it): {why}")
+        else:
+            used.add(number)
+            problems.append(f"{where}:{number}: {what}: {why}")
+    return list(dict.fromkeys(problems))
+
+
 # --- files copied to the site as they are -------------------------------------------
 
-#: Suffixes a browser opens as a document that can run script (served as HTML, SVG or XML).
-DOCUMENT_SUFFIXES = frozenset({".html", ".htm", ".shtml", ".xhtml", ".xht", ".svg", ".xml", ".xsl", ".xslt"})
+#: Suffixes a browser opens as a document that can run script (served as HTML, SVG or XML;
+#: mime-db, which GitHub Pages serves by, gives ``.xsd`` and ``.rng`` ``application/xml`` and ``.svgz``
+#: ``image/svg+xml``: security re-review 6b, T4).
+DOCUMENT_SUFFIXES = frozenset(
+    {".html", ".htm", ".shtml", ".xhtml", ".xht", ".svg", ".svgz", ".xml", ".xsl", ".xslt", ".xsd", ".rng"}
+)
 #: Of those, the ones served as HTML, which can carry a Content-Security-Policy ``<meta>``.
 HTML_SUFFIXES = frozenset({".html", ".htm", ".shtml", ".xhtml", ".xht"})
+#: Of those, the ones a browser reads as XML (with namespaces: any prefix names an element).
+XML_SUFFIXES = DOCUMENT_SUFFIXES - {".html", ".htm", ".shtml"}
+#: The suffixes a file under docs/ may have: pages (``.md``; ``.py`` and ``.ipynb`` notebook pages and
+#: companion modules), the site's own CSS and JavaScript, and the documents ``static_file_code`` reads
+#: (``.html``, ``.svg``). Anything else (``.xsd``, ``.rng``, ``.svgz``, an unknown suffix) fails the build
+#: (``docs_file_problems``): a browser may open it as a document that no check reads.
+DOCS_SUFFIXES = frozenset({".md", ".py", ".ipynb", ".css", ".js", ".html", ".svg"})
+
+
+def docs_file_problem(src_uri: str) -> str | None:
+    """Why a file under docs/ may not be there, or None: a Markdown page under
+    another suffix than ``.md`` (which MkDocs builds, ``mkdocs.utils.markdown_extensions``,
+    but no check reads), or a suffix not in ``DOCS_SUFFIXES`` (security re-review 6b, T3, T4).
+
+    >>> docs_file_problem("chapters/x.md") is None, docs_file_problem("img/f.svg") is None
+    (True, True)
+    >>> docs_file_problem("zz/extra.markdown").split(": ")[:2]
+    ['docs/zz/extra.markdown', 'a Markdown page named *.markdown']
+    """
+    from mkdocs.utils import markdown_extensions
+
+    where, suffix = f"docs/{src_uri}", PurePosixPath(src_uri).suffix
+    if suffix != ".md" and suffix in markdown_extensions:
+        return (
+            f"{where}: a Markdown page named *{suffix}: MkDocs builds it, but the checks read *.md pages only "
+            "(its prose numbers, its Python blocks and their outputs), so what it shows is never checked: "
+            f"rename it to {PurePosixPath(src_uri).stem}.md"
+        )
+    if suffix not in DOCS_SUFFIXES:
+        return (
+            f"{where}: a file named *{suffix or ' (no suffix)'} is copied to the site as it is, where a browser may "
+            "open it as a document that runs script on the site's origin, and no check reads it (docs/ holds "
+            f"{', '.join(sorted(DOCS_SUFFIXES))}): if the site needs it, add {suffix or 'its suffix'} to "
+            "DOCS_SUFFIXES in docs/hooks/safety.py, and if a browser can open it as a document (HTML, SVG, XML: "
+            "its type in mime-db), to DOCUMENT_SUFFIXES too, so that static_file_code reads it, with a planted test"
+        )
+    return None
+
+
+#: Elements that run or embed code in an XML document (SVG's ``<foreignObject>`` holds HTML; SVG Tiny's
+#: ``<handler>`` and ``<listener>`` run script).
+XML_CODE_ELEMENTS = CODE_ELEMENTS | {"foreignobject", "handler", "listener"}
 
 
 #: XML that makes markup the file's text does not hold: an entity (declared in
@@ -721,6 +916,53 @@ def not_plain_utf8(data: bytes, where: str) -> str | None:
     if "\x1b" in text or (declared and declared[1].lower().replace("_", "-") not in ("utf-8", "utf8", "us-ascii")):
         return f"{where}: an escape byte or a declared encoding other than UTF-8: save it as UTF-8 and declare none"
     return None
+
+
+def _xml_active(text: str) -> list[_Active]:
+    """What in an XML document (SVG, XHTML, XML) runs code, read by an XML
+    parser with namespaces, so an element or attribute counts by its local
+    name whatever its prefix (``<_:svg onload=...>``, ``<h:script>``: security
+    re-review 6b, T4). A document that does not parse is refused: a browser
+    runs what comes before the error."""
+    parser = expat.ParserCreate(namespace_separator="\x01")  # in no XML 1.0 document
+    parser.namespace_prefixes = True
+    found: list[_Active] = []
+
+    def qualified(name: str) -> tuple[str, str]:
+        uri_local_prefix = name.split("\x01")
+        local = uri_local_prefix[1] if len(uri_local_prefix) > 1 else uri_local_prefix[0]
+        prefix = uri_local_prefix[2] if len(uri_local_prefix) > 2 else ""
+        return local, f"{prefix}:{local}" if prefix else local
+
+    def start(name, attributes):
+        line = parser.CurrentLineNumber
+        local, tag = qualified(name)
+        if local.lower() in XML_CODE_ELEMENTS:
+            found.append(_Active(line, "element", f"<{tag}>", f"<{tag}"))
+        for attribute, value in attributes.items():
+            attribute_local, attribute_name = qualified(attribute)
+            if attribute_local.lower().startswith("on"):
+                found.append(_Active(line, "handler", f"{attribute_name}= on <{tag}>", value or attribute_name))
+            elif url := next(
+                filter(script_url, [value, *(value.split(";") if attribute_local == "values" else [])]), None
+            ):
+                scheme = re.sub(r"\s", "", url).partition(":")[0].lower()
+                found.append(_Active(line, "url", f"a {scheme}: URL in <{tag} {attribute_name}>", value))
+
+    parser.StartElementHandler = start
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError as error:
+        found.append(
+            _Active(
+                error.lineno,
+                "element",
+                f"not well-formed XML ({expat.errors.messages[error.code]}), which a browser shows as far as the "
+                "error, running what comes before it, and which this check cannot read",
+                "",
+            )
+        )
+    return found
 
 
 #: An encoding an XML declaration or a <meta charset> names.
@@ -760,7 +1002,9 @@ def static_file_code(text: str, where: str) -> list[str]:
         "the site's origin (an SVG opened in its own tab, an HTML demo): it runs none; draw it with "
         "docs/javascripts/qkv.js, or make it a page"
     )
-    found = [(item.line, f"{item.what}: {why}") for item in _active(text) if item.kind in ("element", "handler", "url")]
+    xml = PurePosixPath(where).suffix.lower() in XML_SUFFIXES
+    active = [item for item in _active(text, xml) if item.kind in ("element", "handler", "url")]
+    found = [(item.line, f"{item.what}: {why}") for item in active]
     for match in _XML_MARKUP_MAKERS.finditer(text):
         what, how = (
             ("<?xml-stylesheet", "a browser runs the XSLT it names, which can build a script")

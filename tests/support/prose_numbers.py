@@ -56,6 +56,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import markdown
+from mkdocs.utils.meta import get_data
 
 import hooks  # docs/hooks, on pytest's pythonpath: the build's own math step
 import notebooks
@@ -576,8 +577,21 @@ def unchecked_numbers(path: Path, where: str | None = None, hint: bool = False) 
     code = {number for block in blocks for number in range(block.start, block.end + 1)}
     lines = list(enumerate(_without_front_matter(text).splitlines(), 1))
     found = unchecked_in(lines, outputs, where, hint, code=code) + unchecked_in_display(text, outputs, where)
-    found += unseen_code_blocks(text, where)
+    found += unseen_code_blocks(text, where) + reordered_or_hand_made(text, where)
     return found + unchecked_in_parts(text, parts.load_page(path), outputs, where, hint)
+
+
+def reordered_or_hand_made(text: str, where: str) -> list[str]:
+    """What the build refuses because the checks would read another number
+    than the reader sees (``safety.bidi_in_source``, ``safety.authored_markup``):
+    a bidirectional control character anywhere in the page, a ``<bdo>``, a
+    ``dir=`` and MathML written by hand (security re-review 6b, T1, T2). The
+    numbers are read in the order the page stores them (:func:`as_seen` drops
+    the controls), so each is a problem of its own here too."""
+    converter, _ = _site_markdown()
+    converter.reset()
+    content = hooks._headings_as_text(converter.convert(_without_front_matter(text)))
+    return safety.bidi_in_source(text, where) + safety.authored_markup(content, where, text)
 
 
 #: A code block as the site renders it: ``<pre><code>`` (a linenums table adds a ``<pre>`` without one).
@@ -607,12 +621,21 @@ def unseen_code_blocks(text: str, where: str) -> list[str]:
     ]
 
 
-_FRONT_MATTER = re.compile(r"\A-{3}[ \t]*\n.*?\n(?:\.{3}|-{3})[ \t]*\n", re.DOTALL)
-
-
 def _without_front_matter(text: str) -> str:
-    """The page with its YAML front matter blanked (the line numbers stay)."""
-    return _FRONT_MATTER.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    r"""The page with its front matter blanked (the line numbers stay), exactly
+    as MkDocs strips it (``mkdocs.utils.meta.get_data``): a ``---`` block only
+    when its YAML is a mapping, MultiMarkdown ``key: value`` lines at the top.
+    A ``---`` block that is not a mapping is page content there (a heading, a
+    paragraph), so it is read here too (security re-review 6b, T5).
+
+    >>> _without_front_matter("---\ntitle: T\n---\n# T\n"), _without_front_matter("---\n0.6652\n---\n")
+    ('\n\n\n# T\n', '---\n0.6652\n---\n')
+    """
+    content, _ = get_data(text)
+    removed = text[: len(text) - len(content)]
+    if not text.endswith(content):  # get_data changed the text (line endings): strip nothing rather than guess
+        return text
+    return "\n" * removed.count("\n") + content
 
 
 #: ``<!-- numbers: <why> -->`` right before a display block: its numbers are
@@ -669,10 +692,11 @@ def unchecked_in_percent_notebook(path: Path, where: str, hint: bool = False) ->
     prose = [line for kind, lines in cells if kind == "markdown" for line in lines]
     program = "\n\n".join("\n".join(text for _, text in lines) for kind, lines in cells if kind == "code")
     if not _shown_in(*_lines_of(prose), notebook=True):
-        return []  # nothing to check: do not run the notebook
+        return safety.bidi_in_source(path.read_text(encoding="utf-8"), where)  # nothing else: do not run it
+    bidi = safety.bidi_in_source(path.read_text(encoding="utf-8"), where)
     result = run_alone(program)
     outputs = [result.stdout] if result.returncode == 0 else []
-    return unchecked_in(prose, outputs, where, hint, notebook=True)
+    return unchecked_in(prose, outputs, where, hint, notebook=True) + bidi
 
 
 def unchecked_in_ipynb(path: Path, where: str, hint: bool = False) -> list[str]:
@@ -694,4 +718,5 @@ def unchecked_in_ipynb(path: Path, where: str, hint: bool = False) -> list[str]:
                 position = found
             if cell["cell_type"] == "markdown":
                 prose.append((raw.count("\n", 0, position) + 1, line.rstrip("\n")))
-    return unchecked_in(prose, outputs, where, hint, notebook=True)
+    bidi = safety.bidi_in_source(raw, where, json_escapes=True)
+    return unchecked_in(prose, outputs, where, hint, notebook=True) + bidi
