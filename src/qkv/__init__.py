@@ -47,6 +47,7 @@ from qkv.embeddings import (
 from qkv.grouped import grouped_query_attention
 from qkv.kv_cache import KVCache
 from qkv.multihead import multi_head_attention
+from qkv.paged_cache import PagedKVCache
 from qkv.positional import (
     learned_positional_table,
     pair_frequencies,
@@ -112,6 +113,7 @@ __all__ = [
     "KVCache",
     "partial_attention",
     "merge_attention",
+    "PagedKVCache",
     # multi-head
     "multi_head_attention",
     "grouped_query_attention",
