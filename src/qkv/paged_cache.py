@@ -111,6 +111,12 @@ class PagedKVCache:
     so of one sequence's blocks the tail is evicted first and the prefix,
     the part other requests are likeliest to share, last.
 
+    Rows arrive one token at a time, so a block is taken when a sequence's
+    next block starts, before its tokens are known. In a pool with no free
+    block, that can evict the very cached block the sequence would have
+    matched when the block fills. vLLM's scheduler, which holds the whole
+    prompt, looks its blocks up before it allocates.
+
     Examples
     --------
     Two sequences share a 32-token prompt; the second goes on for 5 tokens.
