@@ -68,7 +68,8 @@ def grouped_query_attention(
     Leading batch dimensions (before the head axis) broadcast like
     ``matmul``'s. The join is done by indexing: key/value head
     ``h // group`` is gathered for every query head ``h``, which copies each
-    shared head ``group`` times, as PyTorch's reference (math) backend does
+    shared head ``group`` times, as the reference implementation in the
+    documentation of PyTorch 2.13's ``scaled_dot_product_attention`` does
     with ``repeat_interleave``. A fused kernel reads the shared head in
     place; the saving GQA is for is in the cache, which holds ``H_kv``
     heads instead of ``H_q``.

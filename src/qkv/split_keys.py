@@ -19,8 +19,8 @@ output is ``sum_i exp(lse_i - lse) * output_i``. The result is exactly the
 attention over all the keys, up to rounding (about 1e-15 in float64), in any
 order of the parts. ``qkv.streaming_attention`` folds the same rescaling in
 one key block at a time (its running max and running sum); Flash-Decoding
-(Dao et al., 2023) and FlashAttention-2's split-K kernels run the parts in
-parallel and merge them this way.
+(Dao, Haziza, Massa and Sizov, 2023) runs the parts in parallel on a GPU and
+merges them this way.
 
 Both functions use the softmax arithmetic of ``qkv.attention`` (its core
 returns the log-sum-exp next to the weights), so there is one home for it.
