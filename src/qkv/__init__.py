@@ -8,7 +8,13 @@ Small, readable NumPy implementations of the input side of a Transformer
 * ``qkv.attention``: softmax, scaled dot-product attention, masks;
 * ``qkv.streaming``: the same attention over key blocks (online softmax), never the full score matrix;
 * ``qkv.kv_cache``: ``KVCache``, keys and values of earlier tokens for decoding;
+* ``qkv.split_keys``: attention over disjoint key sets, merged by their
+  log-sum-exp (split-K, Flash-Decoding: a partial and a finalize aggregate);
+* ``qkv.paged_cache``: ``PagedKVCache``, a KV cache in fixed-size blocks with a
+  free list, shared prefix blocks and LRU eviction (a buffer pool);
 * ``qkv.multihead``: multi-head attention, with PyTorch's weight layout;
+* ``qkv.grouped``: grouped-query attention (GQA, MQA): query head ``h`` reads
+  key/value head ``h // group``;
 * ``qkv.rotary``: rotary position embedding (RoPE), rotating queries and keys;
 * ``qkv.alibi``: ALiBi, per-head linear distance penalties on the scores;
 * ``qkv.training``: learning one head's W_query, W_key, W_value (or several heads
@@ -38,8 +44,10 @@ from qkv.embeddings import (
     nearest_neighbours,
     one_hot,
 )
+from qkv.grouped import grouped_query_attention
 from qkv.kv_cache import KVCache
 from qkv.multihead import multi_head_attention
+from qkv.paged_cache import PagedKVCache
 from qkv.positional import (
     learned_positional_table,
     pair_frequencies,
@@ -49,6 +57,7 @@ from qkv.positional import (
     sinusoidal_encoding,
 )
 from qkv.rotary import rotary_encoding
+from qkv.split_keys import merge_attention, partial_attention
 from qkv.streaming import streaming_attention
 from qkv.training import (
     attention_backward,
@@ -102,8 +111,12 @@ __all__ = [
     # at scale
     "streaming_attention",
     "KVCache",
+    "partial_attention",
+    "merge_attention",
+    "PagedKVCache",
     # multi-head
     "multi_head_attention",
+    "grouped_query_attention",
     # relative positions
     "rotary_encoding",
     "alibi_slopes",

@@ -22,6 +22,9 @@ finite, shapes that fit.
 * ``_softmax(scores, axis=-1) -> weights``: ``scores`` may hold ``-inf``
   (weight 0) but no NaN or ``+inf``. A slice with no finite entry (all
   ``-inf``, or empty) gets weights all 0.
+* ``_softmax_lse(scores, axis=-1) -> (weights, lse)``: the same, with each
+  slice's log-sum-exp ``log(sum(exp(scores)))`` (``-inf`` for a slice with no
+  finite entry). ``qkv.split_keys`` merges partial attentions with it.
 * ``_attend(q, k, v, additive_mask=None, scale=1.0, *, names=("query",
   "key", "value")) -> (output, weights)``: ``q`` (..., L_q, d_k), ``k``
   (..., L_k, d_k), ``v`` (..., L_k, d_v), batch dimensions broadcastable;
@@ -32,6 +35,8 @@ finite, shapes that fit.
   when the score matrix would exceed ``qkv._checks.MAX_ARRAY_BYTES`` or when
   a score, a masked score or an output entry overflows float64. It never
   returns weights that do not sum to 1 (0 for a row with nothing to attend to).
+  ``_attend_lse`` takes the same arguments and also returns each row's
+  log-sum-exp of the masked scores, shape (..., L_q).
 * ``_checked_scores(q, k, scale, *, names, scale_name="scale") -> scores``
   and ``_check_output(output, value_name)``: the two overflow checks of
   ``_attend`` on their own, so that ``qkv.sql.attention`` refuses the same
@@ -112,13 +117,27 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
 
 def _softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
     """The softmax arithmetic; ``scores`` is float64 without NaN or +inf."""
+    return _softmax_lse(scores, axis)[0]
+
+
+def _softmax_lse(scores: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """The softmax of ``scores`` and its log-normaliser ``log(sum(exp(scores)))``.
+
+    ``scores`` is float64 without NaN or +inf. The log-sum-exp has ``axis``
+    removed; it is ``-inf`` for a slice with no finite entry (all ``-inf``, or
+    empty), whose weights are all 0. ``qkv.split_keys`` keeps it to merge
+    attention over disjoint key sets.
+    """
     # initial=-inf: an empty slice gets peak -inf, the same as an all -inf one.
     peak = np.max(scores, axis=axis, keepdims=True, initial=-np.inf)
     # An all -inf slice has peak -inf; -inf - -inf would be NaN, so shift by 0.
     peak = np.where(np.isfinite(peak), peak, 0.0)
     exps = np.exp(scores - peak)
     totals = np.sum(exps, axis=axis, keepdims=True)
-    return np.divide(exps, totals, out=np.zeros_like(exps), where=totals > 0)
+    weights = np.divide(exps, totals, out=np.zeros_like(exps), where=totals > 0)
+    # log(totals) + peak; log(0) (nothing to attend to) is -inf, without a warning.
+    lse = np.log(totals, out=np.full_like(totals, -np.inf), where=totals > 0) + peak
+    return weights, np.squeeze(lse, axis=axis)
 
 
 def _check_mask(mask: Any, scores_shape: tuple[int, ...]) -> np.ndarray:
@@ -396,6 +415,24 @@ def _attend(
     See the module docstring for the contract. ``names`` are the user's
     words for ``q``, ``k`` and ``v``, used in the errors.
     """
+    output, weights, _ = _attend_lse(q, k, v, additive_mask, scale, names=names)
+    return output, weights
+
+
+def _attend_lse(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    additive_mask: np.ndarray | None = None,
+    scale: float = 1.0,
+    *,
+    names: tuple[str, str, str] = ("query", "key", "value"),
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_attend``, also returning each row's log-sum-exp of the (masked) scores.
+
+    The log-sum-exp has shape (..., L_q): ``-inf`` for a row with nothing to
+    attend to. ``qkv.split_keys.partial_attention`` returns it.
+    """
     q_name, k_name = (f"({n})" if " " in n else n for n in names[:2])
     scores_text = f"{q_name} @ {k_name}.T * scale"
     scores = _checked_scores(q, k, scale, names=names)
@@ -410,11 +447,12 @@ def _attend(
                 f"score index {_first_index(overflow)}: block a key with -inf (or False "
                 "in a boolean mask), and keep finite mask values well inside +/-1.8e308"
             )
-    weights = _softmax(scores, axis=-1)  # fully masked rows (and L_k = 0) come back as zeros
+    # Fully masked rows (and L_k = 0) come back as zero weights and log-sum-exp -inf.
+    weights, lse = _softmax_lse(scores, axis=-1)  # (..., L_q, L_k), (..., L_q)
     with np.errstate(over="ignore", invalid="ignore"):
         output = weights @ v  # (..., L_q, L_k) @ (..., L_k, d_v) -> (..., L_q, d_v)
     _check_output(output, names[2])
-    return output, weights
+    return output, weights, lse
 
 
 def _check_output(output: np.ndarray, value_name: str = "value") -> None:
