@@ -267,6 +267,22 @@ def scaled_dot_product_attention(
     return _attend(q, k, v, additive_mask, scale)
 
 
+def _check_d_and_length(q: np.ndarray, k: np.ndarray, v: np.ndarray, d_name: str) -> None:
+    """query and key share their last dimension (``d_name``, at least 1); key and value their length."""
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"query and key must have the same last dimension {d_name}, got query shape "
+            f"{q.shape} ({d_name}={q.shape[-1]}) and key shape {k.shape} ({d_name}={k.shape[-1]})"
+        )
+    if q.shape[-1] == 0:
+        raise ValueError(f"{d_name} must be at least 1, got query shape {q.shape}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(
+            f"key and value must have the same length L_k (one value per key), got key "
+            f"shape {k.shape} (L_k={k.shape[-2]}) and value shape {v.shape} (L_k={v.shape[-2]})"
+        )
+
+
 def _check_attention_inputs(
     query: Any, key: Any, value: Any, *, keep_float32: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -288,18 +304,7 @@ def _check_attention_inputs(
     check_min_ndim(q, "query", 2, "(..., L_q, d_k)")
     check_min_ndim(k, "key", 2, "(..., L_k, d_k)")
     check_min_ndim(v, "value", 2, "(..., L_k, d_v)")
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"query and key must have the same last dimension d_k, got query shape "
-            f"{q.shape} (d_k={q.shape[-1]}) and key shape {k.shape} (d_k={k.shape[-1]})"
-        )
-    if q.shape[-1] == 0:
-        raise ValueError(f"d_k must be at least 1, got query shape {q.shape}")
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"key and value must have the same length L_k (one value per key), got key "
-            f"shape {k.shape} (L_k={k.shape[-2]}) and value shape {v.shape} (L_k={v.shape[-2]})"
-        )
+    _check_d_and_length(q, k, v, "d_k")
     try:
         np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from qkv._checks import as_finite_float_array, check_min_ndim, check_real_number
-from qkv.attention import _attend, _check_mask
+from qkv.attention import _attend, _check_d_and_length, _check_mask
 
 __all__ = ["grouped_query_attention"]
 
@@ -137,18 +137,7 @@ def grouped_query_attention(
             f"(each key/value head serves H_q // H_kv query heads): got query shape {q.shape} "
             f"and key shape {k.shape}"
         )
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"query and key must have the same last dimension d, got query shape "
-            f"{q.shape} (d={q.shape[-1]}) and key shape {k.shape} (d={k.shape[-1]})"
-        )
-    if q.shape[-1] == 0:
-        raise ValueError(f"d must be at least 1, got query shape {q.shape}")
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"key and value must have the same length L_k (one value per key), got key "
-            f"shape {k.shape} (L_k={k.shape[-2]}) and value shape {v.shape} (L_k={v.shape[-2]})"
-        )
+    _check_d_and_length(q, k, v, "d")
     try:
         batch = np.broadcast_shapes(q.shape[:-3], k.shape[:-3], v.shape[:-3])
     except ValueError:
