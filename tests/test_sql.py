@@ -561,6 +561,27 @@ class TestCleanup:
         result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
         assert result.stdout.startswith("MemoryError"), result.stdout + result.stderr
 
+    def test_sqlite_interrupted_during_a_write_says_the_transaction_is_gone(self):
+        """Re-review 7a, V2: an interrupt while a call inserts its rows makes SQLite roll back the
+        caller's whole transaction (its rule for interrupted writes). Nothing can keep the rows;
+        the error now says they are gone. Planted deterministically: a progress handler that
+        interrupts as soon as the statement inserting into q runs."""
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE TABLE notes (a TEXT)")
+        conn.commit()
+        conn.execute("INSERT INTO notes VALUES ('uncommitted')")
+        running = [""]
+        conn.set_trace_callback(lambda sql: running.__setitem__(0, sql))
+        conn.set_progress_handler(lambda: int(running[0].lstrip().upper().startswith("INSERT INTO Q")), 1)
+        with pytest.raises(sqlite3.OperationalError, match="interrupted") as caught:
+            qkv.sql.attention(conn, *random_head(13))
+        conn.set_progress_handler(None, 1)
+        assert caught.value.__notes__ == [
+            "SQLite rolled back the whole transaction on this error (its rule for running out of memory "
+            "or an interrupted write), so your uncommitted changes are gone too"
+        ]
+        assert not conn.in_transaction and conn.execute("SELECT * FROM notes").fetchall() == []
+
     def test_no_transaction_is_left_open(self, fresh_connection):
         conn = fresh_connection
         assert_same_as_numpy(conn, *random_head(11))

@@ -66,8 +66,10 @@ create is read, written or dropped:
   no savepoints and aborts a transaction on any database error, so if the
   database itself fails inside your transaction (out of memory, an
   interrupt), that transaction is lost. SQLite does the same when it runs
-  out of memory (its own rule; ``PRAGMA hard_heap_limit``): the
-  MemoryError is raised and your uncommitted changes are gone. On DuckDB a
+  out of memory (``PRAGMA hard_heap_limit``) or is interrupted while a
+  call writes its scratch tables (``connection.interrupt()``, a progress
+  handler that stops it): its own rule for those errors. The error is
+  raised with a note saying your uncommitted changes are gone. On DuckDB a
   commit that fails for lack of memory (a ``max_memory`` of a few MB) can
   also invalidate the whole database, and an in-memory one is then lost.
   The errors that qkv.sql foresees (a clash, a bad input, a score that

@@ -483,7 +483,8 @@ def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Seq
     what exists of them. The caller's own open transaction is neither
     committed nor rolled back; on DuckDB, which aborts a transaction on any
     error, a database error inside the block (out of memory, an interrupt)
-    aborts it, and SQLite does the same when it runs out of memory.
+    aborts it, and SQLite does the same when it runs out of memory or is
+    interrupted during a write (the error then carries a note that says so).
     """
     names = [*views, *tables]
 
@@ -504,15 +505,22 @@ def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Seq
         return
     refuse_a_clash()
     if dialect is SQLITE:
+        callers = connection.in_transaction
         connection.execute("SAVEPOINT qkv_sql")
         try:
             yield
-        except BaseException:
-            # SQLite itself rolls back the whole transaction on some errors (out of memory):
-            # the savepoint went with it, and the error that did it is the one to raise.
+        except BaseException as error:
+            # SQLite itself rolls back the whole transaction on some errors (out of memory, an
+            # interrupt during a write): the savepoint went with it, and the error that did it
+            # is the one to raise, saying what went with it.
             if connection.in_transaction:
                 connection.execute("ROLLBACK TO qkv_sql")
                 connection.execute("RELEASE qkv_sql")
+            elif callers:
+                error.add_note(
+                    "SQLite rolled back the whole transaction on this error (its rule for running "
+                    "out of memory or an interrupted write), so your uncommitted changes are gone too"
+                )
             raise
         for drop in drops:
             run(connection, dialect, drop)
