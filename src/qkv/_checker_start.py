@@ -16,7 +16,9 @@ directory by then), and the console script drops its folder from the
 path. The checker needs neither folder; it loads the learner's file by its
 path, in a child process (started with ``-P``). A ``PYTHONPATH`` with an
 empty or relative entry names the working directory again, under ``-P``
-too: a checker then starts again without those entries. Every other program that imports ``qkv`` keeps
+too: a checker then starts again without those entries (Python's start-up,
+``sitecustomize`` first, has imported from them by then, as under plain
+``python -m``: README). Every other program that imports ``qkv`` keeps
 its search path as it is. Not covered: a plant written to defeat this very
 step (it runs first under ``python -m``; ``qkv-exercise`` and ``python -P
 -m`` never import it), and modules in the venv's own folders (pip's
