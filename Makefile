@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test check bench screenshots bench-sql bench-attention bench-heights lock clean chapter dist plans-sql
+.PHONY: install serve build test check bench screenshots bench-sql bench-attention bench-kv bench-heights lock clean chapter dist plans-sql
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -84,6 +84,14 @@ bench-sql: $(STAMP)
 # tables and writes benchmarks/results/attention.json (run it on a quiet machine).
 bench-attention: $(STAMP)
 	$(PY) benchmarks/attention.py
+
+# Serving from a KV cache: bytes per token of MHA, GQA and MQA at the sizes of
+# Llama-2-70B and Mistral-7B (configs cited in the script), decode's bytes read
+# per token against this machine's measured memory bandwidth, and the prefix
+# hit rate of a seeded workload through qkv.PagedKVCache; prints tables and
+# writes benchmarks/results/kv-serving.json (run it on a quiet machine).
+bench-kv: $(STAMP)
+	$(PY) benchmarks/kv_serving.py
 
 # Regenerate the constraints (the lock) from the current environment.
 # PyTorch is left out of constraints.txt: constraints-torch.txt pins it and

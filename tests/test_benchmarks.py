@@ -177,3 +177,205 @@ def test_budgets_audits_every_page_or_those_named_and_refuses_an_unknown_one(tmp
         SystemExit, match=r"QKV_BENCH_PAGES names no page \['sclae'\]; the pages are \['chapters/order', "
     ):
         budgets.audited_pages(tmp_path)
+
+
+# --- benchmarks/kv_serving.py (make bench-kv): its pure functions on planted
+# inputs, and the committed result file recomputed from them. Nothing timed.
+
+
+def test_kv_bytes_per_token_against_a_hand_computation():
+    import kv_serving
+
+    # 2 (K and V) x 3 layers x 2 KV heads x 4 numbers per head x 2 bytes = 96 bytes
+    assert kv_serving.kv_bytes_per_token(3, 2, 4) == 96
+    assert kv_serving.kv_bytes_per_token(3, 2, 4, bytes_per_value=4) == 192
+    model = {"layers": 3, "query_heads": 6, "kv_heads": 2, "head_size": 4}
+    assert kv_serving.memory_per_token(model) == {"MHA": 288, "GQA": 96, "MQA": 48}
+
+
+_TINY_MODEL = {
+    "layers": 1,
+    "query_heads": 2,
+    "kv_heads": 1,
+    "head_size": 2,
+    "hidden": 4,
+    "intermediate": 6,
+    "vocab": 10,
+}
+
+
+def test_weight_count_and_decode_traffic_against_a_hand_computation():
+    import kv_serving
+
+    # per layer: q and o 2*4*4 = 32, k and v 2*4*2 = 16, MLP 3*4*6 = 72, norms 2*4 = 8 -> 128;
+    # final norm 4; embedding and output 2*10*4 = 80 -> 212
+    assert kv_serving.weight_count(_TINY_MODEL) == 212
+    decode = kv_serving.decode_traffic(_TINY_MODEL, context=5)
+    # weights read: all but the embedding table, plus its one row: (212 - 40 + 4) * 2 bytes = 352;
+    # cache: 5 tokens x (2 * 1 layer * 1 head * 2 * 2 bytes = 8) = 40
+    assert decode == {
+        "context": 5,
+        "weight_bytes_read": 352,
+        "cache_bytes_read": 40,
+        "bytes_per_token": 392,
+        "flops_per_token": 424,
+        "flops_per_byte": 424 / 392,
+    }
+    # prefill of 4 tokens: weights 424 bytes read once, 4 x 8 bytes of cache written
+    assert kv_serving.prefill_traffic(_TINY_MODEL, 4) == {
+        "prompt": 4,
+        "bytes_per_token": (424 + 32) / 4,
+        "flops_per_byte": 424 * 4 / (424 + 32),
+    }
+    assert kv_serving.ms_per_token(2e9, 1e10) == 200.0
+
+
+def test_weight_count_gives_mistral_7bs_published_size():
+    # Mistral-7B-v0.1's model.safetensors.index.json: "total_size": 14483464192 bytes of
+    # 16-bit weights (the Hugging Face repository is not in the project's code index;
+    # third-party code there quotes the number).
+    import kv_serving
+
+    assert kv_serving.weight_count(kv_serving.MODELS["Mistral-7B"]) * 2 == 14_483_464_192
+
+
+def test_the_scale_chapters_cache_sizes_are_the_benchmarks_formula():
+    # One home for the formula: the box "Deeper: why the cache is exact, and its size" of
+    # docs/chapters/scale.md prints it for two models; its figures must be kv_bytes_per_token's,
+    # and its Mistral 7B sizes those the benchmark cites.
+    import re
+    from pathlib import Path
+
+    import kv_serving
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "chapters" / "scale.md").read_text()
+    sizes = {
+        name: tuple(map(int, dims)) for name, *dims in re.findall(r'"([^"]+)": \((\d+), (\d+), (\d+), (\d+)\)', page)
+    }
+    printed = dict(re.findall(r"^\s*(.+?): ([\d,]+) numbers = \d+ kB per token", page, re.MULTILINE))
+    assert set(sizes) == set(printed) == {"Llama 2 7B", "Mistral 7B"}
+    for name, (layers, _heads, kv_heads, head_size) in sizes.items():
+        numbers = int(printed[name].replace(",", ""))
+        assert kv_serving.kv_bytes_per_token(layers, kv_heads, head_size) == 2 * numbers, name
+    mistral = kv_serving.MODELS["Mistral-7B"]
+    assert sizes["Mistral 7B"] == tuple(mistral[k] for k in ("layers", "query_heads", "kv_heads", "head_size"))
+
+
+def _planted_requests(systems: list[int]) -> list:
+    """Requests of block_size 4: system prompt 0 or 1 (8 tokens, 2 full blocks), then 3 unique tokens."""
+    import kv_serving
+
+    prompts = {0: tuple(range(1, 9)), 1: tuple(range(11, 19))}
+    return [
+        kv_serving.Request(system, 8, prompts[system] + (100 * (i + 1), 100 * (i + 1) + 1, 100 * (i + 1) + 2))
+        for i, system in enumerate(systems)
+    ]
+
+
+def test_the_workloads_hit_rate_against_a_hand_computation():
+    import kv_serving
+
+    # Three requests with the same system prompt, all live, a pool with room: 11 tokens
+    # each = 2 full blocks + 1 partial. The first stores its 2 prompt blocks; the second
+    # and third each find both: 4 hits of 6 full blocks, 5 blocks in use, not 9.
+    requests = _planted_requests([0, 0, 0])
+    result = kv_serving.run_workload(requests, num_blocks=16, block_size=4, d=3, live=3)
+    assert result["prefix_hits"] == 4 == kv_serving.shareable_blocks(requests, 4) == result["best_case_hits"]
+    assert (result["full_blocks"], result["blocks_needed"]) == (6, 9)
+    assert result["hit_rate"] == 4 / 6 and result["reused_over_needed"] == 4 / 9
+    assert result["blocks_in_use_after_each"] == [3, 4, 5]
+    assert result["unshared_blocks_after_each"] == [3, 6, 9]
+    assert result["evictions"] == 0
+
+
+def test_eviction_costs_the_workload_a_hit_by_hand():
+    import kv_serving
+
+    # Pool of 4 blocks, one request live at a time (each freed once appended), prompts 0, 1, 0.
+    # A (prompt 0) leaves its 2 prompt blocks cached, released last to first, so its second
+    # block is the least recently used. B (prompt 1) needs 3 blocks, 2 free: it evicts A's
+    # second block. C (prompt 0) finds A's first block (1 hit) but not the second, and its
+    # partial block evicts B's second block: 1 hit where an unbounded pool gives 2; 2 evictions.
+    requests = _planted_requests([0, 1, 0])
+    result = kv_serving.run_workload(requests, num_blocks=4, block_size=4, d=3, live=1)
+    assert kv_serving.shareable_blocks(requests, 4) == 2
+    assert (result["prefix_hits"], result["evictions"]) == (1, 2)
+
+
+def test_token_rows_depend_only_on_token_and_position():
+    import kv_serving
+
+    keys, values = kv_serving.token_rows((5, 7, 5), 4)
+    again, _ = kv_serving.token_rows((5, 7), 4)
+    assert keys.shape == values.shape == (3, 4)
+    assert np.array_equal(keys[:2], again)  # the same prefix, bit for bit
+    assert not np.allclose(keys[0], keys[2])  # the same token at another position
+
+
+def test_the_workload_is_seeded():
+    import kv_serving
+
+    first, second = (kv_serving.make_workload(**kv_serving.WORKLOAD) for _ in range(2))
+    assert first == second and len(first) == kv_serving.WORKLOAD["requests"]
+    assert {r.system for r in first} == {0, 1}
+    for request in first:
+        prompt = first[[r.system for r in first].index(request.system)].tokens[: request.system_length]
+        assert request.tokens[: request.system_length] == prompt
+
+
+def test_last_level_cache_reads_sysfs(tmp_path):
+    import kv_serving
+
+    for index, size in (("index0", "32K"), ("index2", "512K"), ("index3", "32768K")):
+        (tmp_path / index).mkdir()
+        (tmp_path / index / "size").write_text(size + "\n")
+    assert kv_serving.last_level_cache_bytes(tmp_path) == 32 * 2**20
+    assert kv_serving.last_level_cache_bytes(tmp_path / "missing") is None
+
+
+def test_the_committed_kv_serving_result_agrees_with_the_functions():
+    import json
+    import statistics
+
+    import kv_serving
+
+    result = json.loads(kv_serving.RESULT.read_text())
+    for key in ("produced_by", "date", "machine", "versions", "bytes_per_value", "models", "weights"):
+        assert key in result, key
+    for key in ("memory_per_token", "bandwidth", "decode", "prefill", "workload"):
+        assert key in result, key
+    machine = result["machine"]
+    for key in ("cpu", "cores", "platform", "last_level_cache_bytes", "load_average_before", "load_average_after"):
+        assert key in machine, key
+    # The configs and their sources are the module's; every figure is recomputed from them.
+    assert result["models"] == json.loads(json.dumps(kv_serving.MODELS))
+    assert result["bytes_per_value"] == kv_serving.BYTES_PER_VALUE
+    for name, model in result["models"].items():
+        assert model["sources"] and model["not_in_index"]
+        assert result["memory_per_token"][name] == kv_serving.memory_per_token(model)
+        assert result["weights"][name] == kv_serving.weight_count(model)
+        decode = result["decode"][name]
+        expected = kv_serving.decode_traffic(model, decode["context"])
+        assert {key: decode[key] for key in expected} == pytest.approx(expected, rel=1e-12)
+        assert result["prefill"][name] == pytest.approx(
+            kv_serving.prefill_traffic(model, result["prefill"][name]["prompt"])
+        )
+        read = result["bandwidth"]["sum_gb_per_s"] * 1e9
+        assert decode["ms_per_token_at_sum_bandwidth"] == pytest.approx(
+            kv_serving.ms_per_token(decode["bytes_per_token"], read), rel=1e-12
+        )
+    # The bandwidth: medians of the recorded samples, over arrays far larger than the caches.
+    bandwidth = result["bandwidth"]
+    assert bandwidth["copy_gb_per_s"] == statistics.median(bandwidth["copy_samples"])
+    assert bandwidth["sum_gb_per_s"] == statistics.median(bandwidth["sum_samples"])
+    assert len(bandwidth["sum_samples"]) == bandwidth["repeats"] >= 5
+    assert bandwidth["array_bytes"] >= 4 * (machine["last_level_cache_bytes"] or 32 * 2**20)
+    # The workload, run again from its recorded parameters (it is seeded): the same numbers.
+    workload = result["workload"]
+    assert workload["parameters"] == json.loads(json.dumps(kv_serving.WORKLOAD))
+    assert workload["cache"] == kv_serving.CACHE
+    again = kv_serving.run_workload(kv_serving.make_workload(**workload["parameters"]), **workload["cache"])
+    assert {key: workload[key] for key in again} == json.loads(json.dumps(again))
+    assert workload["evictions"] > 0, "the pool must force evictions"
+    assert 0 < workload["prefix_hits"] <= workload["best_case_hits"]
+    assert workload["peak_blocks_in_use"] < workload["peak_unshared_blocks"]
