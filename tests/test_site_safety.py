@@ -519,6 +519,8 @@ def test_a_static_html_file_gets_the_content_security_policy(tmp_path):
         '<!doctype html>\n<html><head><meta charset="utf-8">\n    <meta http-equiv="Content-Security'
     )
     assert "script-src 'self'; style-src" in built
+    # A static page's loads are held back by the policy (and named by the build: third_party_loads).
+    assert "default-src 'self'" in built and "img-src 'self' data:" in built
 
 
 def _script_bodies(html: str) -> list[str]:
@@ -988,3 +990,55 @@ def test_a_script_in_a_static_svg_under_any_prefix_fails_the_build(tmp_path):
 )
 def test_a_static_xml_document_is_read_by_an_xml_parser(text, found):
     assert safety.static_file_code(text, "docs/img/x.svg")[0].startswith(f"docs/img/x.svg:1: {found}: {STATIC_WHY}")
+
+
+STATIC_LOAD_WHY = "a file under docs/ that is not a page is opened in its own tab"
+
+#: Security re-review 7b, V3: an SVG under docs/ that loads from another host when opened in its own tab.
+LOADING_SVG = """\
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10" height="10">
+<rect fill="url(http://127.0.0.2:38111/fill.svg#g)"/>
+<rect filter="url(http://127.0.0.2/filter.svg#f)"/>
+<rect mask="url(//127.0.0.2/mask.svg#m)"/>
+<rect cursor="url(http://127.0.0.2/cur.png), auto"/>
+<path marker-start="url(http://127.0.0.2/marker.svg#k)"/>
+<rect clip-path="url(http://127.0.0.2/clip.svg#c)"/>
+<rect style="fill: url('http://127.0.0.2/style.svg#x')"/>
+<style>rect { fill: url(http://127.0.0.2/css.svg#g) }</style>
+<rect fill="&#117;rl(http://127.0.0.2/entity.svg#g)"/>
+<image xlink:href="http://127.0.0.2/x.png"/>
+<rect fill="url(#own)" mask="url( '#own' )"/><use href="#own"/>
+</svg>
+"""
+
+
+@pytest.mark.build
+def test_a_static_svg_that_loads_from_another_host_fails_the_build_naming_the_file_and_line(tmp_path):
+    """Security re-review 7b, V3: fill=, mask=, clip-path=, marker-start= and cursor= with url(http://other/...)
+    in a static .svg passed the build; Chromium, opening the SVG in its own tab (no policy there), requested all
+    five from the other host. Any url() that is not the file's own #id, and any href to another host, fail."""
+    result, _ = build(tmp_path, {"img/u.svg": LOADING_SVG, "p.md": "# P\n\n![figure](img/u.svg)\n"})
+    assert result.returncode != 0
+    err = result.stderr
+    for line, what in [
+        (2, "url('http://127.0.0.2:38111/fill.svg#g') in <rect fill>"),
+        (3, "url('http://127.0.0.2/filter.svg#f') in <rect filter>"),
+        (4, "url('//127.0.0.2/mask.svg#m') in <rect mask>"),
+        (5, "url('http://127.0.0.2/cur.png') in <rect cursor>"),
+        (6, "url('http://127.0.0.2/marker.svg#k') in <path marker-start>"),
+        (7, "url('http://127.0.0.2/clip.svg#c') in <rect clip-path>"),
+        (8, "url('http://127.0.0.2/style.svg#x') in <rect style>"),
+        (9, "url('http://127.0.0.2/css.svg#g') in <style>"),
+        (10, "url('http://127.0.0.2/entity.svg#g') in <rect fill>"),
+        (11, "xlink:href='http://127.0.0.2/x.png' on <image> names another host"),
+    ]:
+        assert f"docs/img/u.svg:{line}: {what}: {STATIC_LOAD_WHY}" in err, f"{line}:\n{err[-3000:]}"
+    assert "docs/img/u.svg:12" not in err  # the file's own elements
+
+
+def test_a_url_in_any_attribute_of_a_page_is_a_load_too():
+    """V3 on pages: the policy holds an inline SVG's fill="url(http://...)" back, and the build names it too."""
+    page = '<p>x</p>\n<svg><rect fill="url(http://127.0.0.2/f.svg#g)" mask="url(#m)"/></svg>'
+    assert safety.third_party_loads(page, "p.html") == [
+        "p.html:2: <rect fill> url('http://127.0.0.2/f.svg#g') loads from another host"
+    ]

@@ -575,7 +575,9 @@ def check_static_documents(site: Path) -> None:
     besides pages, the figures the hooks draw) runs no script: opened in its
     own tab it would run on the site's origin, and an SVG or XML file carries
     no Content-Security-Policy. A script, handler or ``javascript:`` URL
-    fails the build as ``docs/<file>:<line>`` (``safety.static_file_code``).
+    fails the build as ``docs/<file>:<line>`` (``safety.static_file_code``),
+    and so does, in an SVG or XML file, a CSS ``url()`` that is not one of
+    its own ``#id`` or an ``href`` to another host (``safety.static_file_loads``).
     Each such HTML file then gets the pages' Content-Security-Policy."""
     problems: list[str] = []
     for path in sorted(site.rglob("*")):
@@ -588,6 +590,8 @@ def check_static_documents(site: Path) -> None:
             continue
         text = data.decode("utf-8")
         problems += safety.static_file_code(text, _STATIC_SOURCES.get(rel, rel))
+        if path.suffix.lower() in safety.XML_SUFFIXES:  # no policy there: it names nothing elsewhere
+            problems += safety.static_file_loads(text, _STATIC_SOURCES.get(rel, rel))
         if not problems and path.suffix.lower() in safety.HTML_SUFFIXES:
             path.write_text(_with_csp(text, _STATIC_SOURCES.get(rel, rel), wasm=False), encoding="utf-8")
     if problems:

@@ -29,7 +29,9 @@ third-party resource loads, a Content-Security-Policy on every page.
   ``<page>:<line>``; the notebook sanitiser drops the first three.
 * ``static_file_code`` and ``docs_file_problem``: a file under docs/ that is
   not a page runs no script (an SVG or XML one is read by an XML parser too),
-  and its suffix is one the site has (``DOCS_SUFFIXES``).
+  and its suffix is one the site has (``DOCS_SUFFIXES``); ``static_file_loads``:
+  an SVG or XML one (opened in its own tab, no policy) names no CSS ``url()``
+  but its own ``#id`` and no ``href`` to another host.
 * ``content_security_policy``: the policy of one page, from its final HTML:
   ``script-src 'self'`` plus the SHA-256 of each inline script on it
   (``'wasm-unsafe-eval'`` too on pages that run sql.js), ``object-src 'none'``,
@@ -244,6 +246,12 @@ class _LoadFinder(HTMLParser):
                         self._add(f"<{tag} {name}> candidate {url!r} loads from another host")
             elif name == "style":
                 self.found += _style_attribute_loads(value, line)
+            elif "(" in value:  # an SVG presentation attribute (fill, mask, clip-path, marker-*, cursor) is CSS
+                self.found += [
+                    (line, f"<{tag} {name}> url({url!r}) loads from another host")
+                    for url, _ in _css_urls(tinycss2.parse_component_value_list(value, skip_comments=True), line)
+                    if is_third_party(url)
+                ]
         if tag in SVG_HREF_TAGS:
             for name in ("href", "xlink:href"):
                 if name in values and is_third_party(values[name]):
@@ -918,21 +926,29 @@ def not_plain_utf8(data: bytes, where: str) -> str | None:
     return None
 
 
+def _xml_parser():
+    parser = expat.ParserCreate(namespace_separator="\x01")  # in no XML 1.0 document
+    parser.namespace_prefixes = True
+    return parser
+
+
+def _qualified(name: str) -> tuple[str, str]:
+    """(local name, name as written) of an element or attribute that expat reports with namespaces."""
+    uri_local_prefix = name.split("\x01")
+    local = uri_local_prefix[1] if len(uri_local_prefix) > 1 else uri_local_prefix[0]
+    prefix = uri_local_prefix[2] if len(uri_local_prefix) > 2 else ""
+    return local, f"{prefix}:{local}" if prefix else local
+
+
 def _xml_active(text: str) -> list[_Active]:
     """What in an XML document (SVG, XHTML, XML) runs code, read by an XML
     parser with namespaces, so an element or attribute counts by its local
     name whatever its prefix (``<_:svg onload=...>``, ``<h:script>``: security
     re-review 6b, T4). A document that does not parse is refused: a browser
     runs what comes before the error."""
-    parser = expat.ParserCreate(namespace_separator="\x01")  # in no XML 1.0 document
-    parser.namespace_prefixes = True
+    parser = _xml_parser()
     found: list[_Active] = []
-
-    def qualified(name: str) -> tuple[str, str]:
-        uri_local_prefix = name.split("\x01")
-        local = uri_local_prefix[1] if len(uri_local_prefix) > 1 else uri_local_prefix[0]
-        prefix = uri_local_prefix[2] if len(uri_local_prefix) > 2 else ""
-        return local, f"{prefix}:{local}" if prefix else local
+    qualified = _qualified
 
     def start(name, attributes):
         line = parser.CurrentLineNumber
@@ -1018,3 +1034,83 @@ def static_file_code(text: str, where: str) -> list[str]:
         line = text.count("\n", 0, match.start()) + 1
         found.append((line, f"{what}: {how} that this check never sees in the file's text; write the markup out"))
     return [f"{where}:{line}: {message}" for line, message in sorted(found, key=lambda item: item[0])]
+
+
+#: Why a static SVG or XML file refers to nothing but its own elements.
+STATIC_LOAD_WHY = (
+    "a file under docs/ that is not a page is opened in its own tab (a figure's \"open image in new tab\", a "
+    "link to it) without the pages' Content-Security-Policy, so the browser fetches what it names from there, "
+    "telling that host who reads the site: refer only to the file's own elements (url(#id), href=\"#id\"), "
+    "or draw the resource into the file"
+)
+#: Attributes that name a resource by URL in an SVG or XML document (any element: ``href`` is SVG 2's ``xlink:href``).
+_XML_URL_ATTRIBUTES = frozenset({"href", *URL_ATTRIBUTES})
+#: A ``url(`` in the raw text, and what it names when that is the file's own element (``url(#id)``, ``url('#id')``).
+_RAW_CSS_URL = re.compile(r"url\s*\((?!\s*[\"']?\s*#)", re.IGNORECASE)
+
+
+def _css_references(css: str, line: int, stylesheet: bool = False) -> list[tuple[int, str]]:
+    """(line, url) for each ``url()``, ``image-set()``, ``src()`` and ``@import`` in ``css`` (tinycss2)."""
+    if stylesheet:
+        tokens = tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True)
+    else:
+        tokens = tinycss2.parse_component_value_list(css, skip_comments=True)
+    return [(at, url) for url, at in _css_urls(tokens, line)]
+
+
+def static_file_loads(text: str, where: str) -> list[str]:
+    """What in a static SVG or XML file (``XML_SUFFIXES``) names a resource the browser would fetch when
+    the file is opened in its own tab, where no Content-Security-Policy holds it back (security re-review 7b,
+    V3): a CSS ``url()`` that is not the file's own ``#id`` (in any attribute: ``fill``, ``mask``,
+    ``clip-path``, ``marker-*``, ``cursor``, ``filter``, ``style``; and in a ``<style>``), and an ``href``
+    or ``src`` to another host. Read by an XML parser (entities and character references decoded), and
+    each ``url(`` of the raw text too. ``<where>:<line>: <what>: <why>`` each.
+
+    >>> static_file_loads('<svg xmlns="http://www.w3.org/2000/svg"><rect fill="url(#g)"/></svg>', "docs/f.svg")
+    []
+    >>> static_file_loads('<svg>\\n<rect mask="url(http://x.example/m.svg#m)"/></svg>', "docs/f.svg")[0].split(": a file")[0]
+    "docs/f.svg:2: url('http://x.example/m.svg#m') in <rect mask>"
+    """
+    found: list[tuple[int, str]] = []
+    parser = _xml_parser()
+    style: list[tuple[int, str, list[str]]] = []  # open <style> elements: (line, name, text)
+
+    def start(name, attributes):
+        line = parser.CurrentLineNumber
+        local, tag = _qualified(name)
+        for attribute, value in attributes.items():
+            attribute_local, attribute_name = _qualified(attribute)
+            if "(" in value:
+                for at, url in _css_references(value, line):
+                    if not url.strip().startswith("#"):
+                        found.append((at, f"url({url!r}) in <{tag} {attribute_name}>"))
+            if attribute_local.lower() in _XML_URL_ATTRIBUTES and is_third_party(value):
+                found.append((line, f"{attribute_name}={value!r} on <{tag}> names another host"))
+        if local.lower() == "style":
+            style.append((line, tag, []))
+
+    def text_of(data):
+        if style:
+            style[-1][2].append(data)
+
+    def end(name):
+        if style and _qualified(name)[1] == style[-1][1]:
+            line, tag, parts = style.pop()
+            for at, url in _css_references("".join(parts), line, stylesheet=True):
+                if not url.strip().startswith("#"):
+                    found.append((at, f"url({url!r}) in <{tag}>"))
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = text_of
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError:
+        pass  # static_file_code refuses a file that does not parse
+    lines = {line for line, _ in found}
+    for match in _RAW_CSS_URL.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        if line not in lines:
+            lines.add(line)
+            found.append((line, f"{text[match.start() : match.start() + 60]!r}, a url() the XML parser did not see"))
+    return [f"{where}:{line}: {what}: {STATIC_LOAD_WHY}" for line, what in sorted(dict.fromkeys(found))]
