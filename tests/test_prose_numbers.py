@@ -514,5 +514,8 @@ def test_numbers_the_theme_shows_from_front_matter_and_toc_labels(tmp_path):
         "p.md:9: 0.4444 is not in any verified output",
     ]
     # Shown in an output, they pass.
-    checked = text + "\n```python\nprint(0.6652, 0.1234, 0.7311, 0.4444)\n```\n\n```output\n0.6652 0.1234 0.7311 0.4444\n```\n"
+    checked = (
+        text
+        + "\n```python\nprint(0.6652, 0.1234, 0.7311, 0.4444)\n```\n\n```output\n0.6652 0.1234 0.7311 0.4444\n```\n"
+    )
     assert unchecked_numbers(write(tmp_path, checked, "ok.md"), "ok.md") == []
