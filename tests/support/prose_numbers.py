@@ -264,12 +264,17 @@ def as_seen(text: str) -> str:
     return ARXIV_ID.sub(" ", text)
 
 
-#: Elements that end a line of text (the rest run on: 0.4<em>4</em>44 is 0.4444).
+#: Elements that end a line of text (the rest run on: 0.4<em>4</em>44 is 0.4444). Not ``<label>`` or
+#: ``<input>``, which a browser draws inline (0.6<label>652</label> shows 0.6652; an ``<input
+#: type="hidden">`` shows nothing at all: security re-review 7b, V1).
 _BLOCK_TAGS = frozenset(
-    "address article aside blockquote br caption dd details dialog div dl dt fieldset figcaption figure footer "
-    "form h1 h2 h3 h4 h5 h6 header hr img input label legend li main nav ol option p section select summary "
-    "table tbody td tfoot th thead tr ul".split()
+    "address article aside blockquote br dd details dialog div dl dt fieldset figcaption figure footer "
+    "form h1 h2 h3 h4 h5 h6 header hr img legend li main nav ol option p section select summary "
+    "table ul".split()
 )
+#: A table's parts: a line of their own only inside a ``<table>``. Outside one, HTML's tree builder
+#: drops their tags (0.6<td>652</td> shows 0.6652: security re-review 7b, V1).
+_TABLE_PART_TAGS = frozenset("caption colgroup tbody td tfoot th thead tr".split())
 #: Elements whose text does not show: ``<pre>`` (every fenced block: code, read as code) and what never shows.
 #: (A ``<textarea>`` shows its text: it is read.)
 _CODE_TAGS = frozenset({"pre", "script", "style", "template"})
@@ -298,6 +303,11 @@ class _Shown(HTMLParser):
         self.maybe_hidden = maybe_hidden
         self.parts: list[str] = []
         self._skip: tuple[str, int] | None = None  # (tag, depth) of a code region
+        self._tables = 0  # how many <table> elements are open
+
+    def _breaks(self, tag: str) -> bool:
+        """Whether ``tag`` starts or ends a line: a block, or a table's part inside a table."""
+        return tag in _BLOCK_TAGS or (tag in _TABLE_PART_TAGS and self._tables > 0)
 
     def handle_starttag(self, tag, attrs):
         values = dict(attrs)
@@ -307,12 +317,15 @@ class _Shown(HTMLParser):
                 self._skip = (tag, self._skip[1] + 1)
             return
         maybe = self.maybe_hidden and (tag in _MAYBE_HIDDEN or bool(classes))
-        if tag in _CODE_TAGS or classes & self.hidden_classes or "hidden" in values or maybe:
+        hidden_input = tag == "input" and (values.get("type") or "").strip().lower() == "hidden"
+        if tag in _CODE_TAGS or classes & self.hidden_classes or "hidden" in values or maybe or hidden_input:
             # A hidden element shows nothing (0.<span hidden>x</span>2447 shows 0.2447); a void one has no end.
             if tag not in _VOID_TAGS:
                 self._skip = (tag, 1)
             return
-        if tag in _BLOCK_TAGS:
+        if tag == "table":
+            self._tables += 1
+        if self._breaks(tag):
             self.parts.append("\n")
         for name in _TEXT_ATTRIBUTES:
             if values.get(name):
@@ -337,8 +350,10 @@ class _Shown(HTMLParser):
             self.parts.append(_END_SUP)
         elif tag == "sub":
             self.parts.append(_END_SUB)
-        if tag in _BLOCK_TAGS:
+        if self._breaks(tag):
             self.parts.append("\n")
+        if tag == "table" and self._tables:
+            self._tables -= 1
 
     def handle_data(self, data):
         if self._skip is None:
@@ -398,11 +413,24 @@ def _page_markdown(markdown_text: str) -> tuple[str, frozenset[str]]:
     converter, hidden = _site_markdown()
     converter.reset()
     rendered = hooks._headings_as_text(converter.convert(markdown_text))
+    # A heading's data-toc-label is shown in the table of contents instead of its text (the toc
+    # extension moves it out of the heading): read as a line of its own (security re-review 7b, V2).
+    rendered += "".join(f"\n<p>{label}</p>" for label in _toc_labels(converter.toc_tokens))
     try:
         rendered = hooks._arithmatex_to_mathml(rendered)
     except ValueError:
         pass  # a formula that does not convert fails the build; read its TeX as text
     return rendered, hidden
+
+
+def _toc_labels(tokens: list[dict]) -> list[str]:
+    """The ``data-toc-label`` of every heading in the toc extension's tokens (HTML, as the theme shows it)."""
+    labels = []
+    for token in tokens:
+        if token.get("data-toc-label"):
+            labels.append(token["name"])
+        labels += _toc_labels(token.get("children", []))
+    return labels
 
 
 def shown_text(markdown_text: str, notebook: bool = False) -> str:
@@ -577,6 +605,7 @@ def unchecked_numbers(path: Path, where: str | None = None, hint: bool = False) 
     code = {number for block in blocks for number in range(block.start, block.end + 1)}
     lines = list(enumerate(_without_front_matter(text).splitlines(), 1))
     found = unchecked_in(lines, outputs, where, hint, code=code) + unchecked_in_display(text, outputs, where)
+    found += unchecked_in_front_matter(text, outputs, where, hint)
     found += unseen_code_blocks(text, where) + reordered_or_hand_made(text, where)
     return found + unchecked_in_parts(text, parts.load_page(path), outputs, where, hint)
 
@@ -636,6 +665,44 @@ def _without_front_matter(text: str) -> str:
     if not text.endswith(content):  # get_data changed the text (line endings): strip nothing rather than guess
         return text
     return "\n" * removed.count("\n") + content
+
+
+#: Front-matter keys whose text the reader sees, and where (Material's templates): ``title`` is the
+#: page's ``<h1>`` when its content has none (``partials/content.html``), the header, the tab title
+#: and the nav entry; ``subtitle`` is printed under the nav entry (``partials/nav-item.html``);
+#: ``description`` is the ``<meta name="description">`` that search engines and link previews show.
+SHOWN_FRONT_MATTER = {
+    "title": "shown as the page's heading when its content has none, in the tab title and in the nav",
+    "subtitle": "shown under the page's entry in the nav",
+    "description": "shown by search engines and link previews",
+}
+
+
+def unchecked_in_front_matter(text: str, outputs: list[str], where: str, hint: bool = False) -> list[str]:
+    """Numbers in the front-matter values the theme prints (``SHOWN_FRONT_MATTER``), read as the
+    browser reads them (the theme prints them as they are: a character reference is its character),
+    each named at its key's line (security re-review 7b, V2).
+
+    >>> unchecked_in_front_matter("---\\ntitle: The weight is 0.6&#54;52\\n---\\n\\nText.\\n", [], "p.md")[0][:30]
+    'p.md:2: 0.6652 (in the front m'
+    """
+    content, meta = get_data(text)
+    head = text[: len(text) - len(content)] if text.endswith(content) else ""
+    suffix = f"; {HOW_TO_FIX}" if hint else ""
+    problems = []
+    for key, shown in SHOWN_FRONT_MATTER.items():
+        value = meta.get(key)
+        if value is None or isinstance(value, (dict, list, bytes)):
+            continue  # not text: the build refuses it (hooks.check_front_matter)
+        key_line = re.compile(rf"""^["']?{key}["']?\s*:""")
+        line = next((n for n, source in enumerate(head.splitlines(), 1) if key_line.match(source)), None)
+        at = f"{where}:{line}" if line else where
+        for token in (m.group(0) for m in CHECKED_NUMBER.finditer(_read(f"<p>{value}</p>", frozenset()))):
+            if not is_shown(token, outputs):
+                problems.append(
+                    f"{at}: {token} (in the front matter's {key}, {shown}) is not in any verified output{suffix}"
+                )
+    return problems
 
 
 #: ``<!-- numbers: <why> -->`` right before a display block: its numbers are
