@@ -944,6 +944,24 @@ def test_the_suffixes_under_docs_are_the_ones_the_site_has():
     assert safety.DOCS_SUFFIXES - present <= {".svg"} | safety.HTML_SUFFIXES
 
 
+def test_python_bytecode_under_docs_is_left_out_of_the_site():
+    """The suffix allow-list refuses any file it does not know, so a companion module's
+    __pycache__ (made by importing it from a reader's own script) would have failed the next
+    build: mkdocs.yml's exclude_docs leaves it out, with MkDocs' own matcher (pathspec)."""
+    import pathspec
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    excluded = pathspec.GitIgnoreSpec.from_lines(config["exclude_docs"].splitlines())
+    assert excluded.match_file("chapters/__pycache__/scale.cpython-311.pyc")
+    assert excluded.match_file("notebooks/__pycache__/first-look.cpython-311.pyc")
+    assert not excluded.match_file("chapters/scale.md")
+
+
 @pytest.mark.build
 def test_a_script_in_a_static_svg_under_any_prefix_fails_the_build(tmp_path):
     """Security re-review 6b, T4 (a): <_:svg xmlns:_=... onload=...> (and a non-ASCII prefix) was text to
