@@ -27,14 +27,41 @@ exactly that on a connection you pass: ``sqlite3`` (standard library),
 ``psycopg`` 3 (PostgreSQL) or ``duckdb``. Where the three databases differ,
 ``qkv.sql._dialect`` says how and handles it.
 
+``multi_head_attention`` runs a whole layer the same way, with
+``torch.nn.MultiheadAttention``'s weights loaded in long form too
+(``in_proj(out_dim, in_dim, val)``), one step per ``mha_*.sql`` file:
+
+* ``mha_tables.sql``: the inputs ``query_in``, ``key_in``, ``value_in``,
+  the weights ``in_proj``, ``in_bias``, ``out_proj``, ``out_bias`` and the
+  one-row ``layer_shape`` (``d_model``, ``d_head``);
+* ``mha_project.sql``: ``q_proj``, ``k_proj``, ``v_proj``, each
+  ``x @ W.T + b`` as a join on ``in_dim`` and a ``GROUP BY``, ``W_q``,
+  ``W_k`` and ``W_v`` cut from the packed ``in_proj`` by ranges of rows;
+* ``mha_split.sql``: ``q_heads``, ``k_heads``, ``v_heads``, each row's
+  ``head`` and its dimension ``hdim`` inside the head;
+* ``mha_scores.sql``: ``head_scores``, the join of ``scores.sql`` on
+  ``(head, hdim)``, grouped by ``(head, qpos, kpos)``;
+* ``mha_mask_none.sql``, ``mha_mask_pairs.sql`` (a join with the allowed
+  ``(head, qpos, kpos)`` in ``head_allowed``): ``head_visible``;
+* ``mha_weights.sql``: ``head_weights``, the softmax
+  ``PARTITION BY head, qpos``;
+* ``mha_weighted_sum.sql``: ``head_output``, every head's ``weights @ V``;
+* ``mha_concat.sql``: ``concatenated``, the heads side by side;
+* ``mha_output.sql``: ``mha_output``, ``concatenated @ W_o.T + b_o``.
+
 The connection is left as it was found, and no object that a call did not
 create is read, written or dropped:
 
-* The scratch tables and views (``q``, ``k``, ``v``, ``scores``,
-  ``visible``, ``weights``, ``output``, ``tokens``, ``allowed``) are
-  temporary, and dropped afterwards. Their names are fixed, because the
-  files above are what runs and ``attention_views`` lets you query them by
-  name.
+* The scratch tables and views are temporary, and dropped afterwards:
+  ``q``, ``k``, ``v``, ``scores``, ``visible``, ``weights``, ``output``,
+  ``tokens``, ``allowed`` for one head, and ``query_in``, ``key_in``,
+  ``value_in``, ``in_proj``, ``in_bias``, ``out_proj``, ``out_bias``,
+  ``layer_shape``, ``head_allowed``, ``q_proj``, ``k_proj``, ``v_proj``,
+  ``q_heads``, ``k_heads``, ``v_heads``, ``head_scores``,
+  ``head_visible``, ``head_weights``, ``head_output``, ``concatenated``,
+  ``mha_output`` for ``multi_head_attention``. Their names are fixed,
+  because the files above are what runs and ``attention_views`` lets you
+  query them by name.
 * A call refuses to start, with a ValueError that names the object and
   before it runs anything (so your transaction is untouched), if the
   connection's temporary schema already holds an object that the database
@@ -74,7 +101,10 @@ create is read, written or dropped:
   also invalidate the whole database, and an in-memory one is then lost.
   The errors that qkv.sql foresees (a clash, a bad input, a score that
   overflows) are raised by qkv.sql, not by the database, and leave your
-  transaction open there too.
+  transaction open there too. (``multi_head_attention`` checks its
+  projections and scores in the database, after it computed them: it
+  refuses a NaN or inf there itself, and PostgreSQL's own overflow error
+  rolls back to its savepoint, as above.)
 
 One call uses the connection throughout: do not share a connection between
 threads while a call runs (none of the three drivers makes a connection
