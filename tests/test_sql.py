@@ -1883,23 +1883,29 @@ class TestMultiHeadLeavesTheConnectionAsFound:
 
     def test_the_callers_transaction_is_left_open(self, fresh_connection):
         conn = fresh_connection
-        conn.execute("CREATE TABLE mine (x INTEGER)")
+        conn.execute("CREATE TABLE layer_notes (x INTEGER)")  # on PostgreSQL's server: dropped below
         conn.commit()
-        begin(conn)
-        conn.execute("INSERT INTO mine VALUES (1)")
-        assert_layer_same_as_numpy(conn, random_layer(91))
-        with pytest.raises(ValueError):  # an error that qkv.sql foresees, midway in the database
-            qkv.sql.multi_head_attention(conn, **TestMultiHeadErrors.OVERFLOWING_PROJECTION)
-        if kind(conn) == "PostgreSQL":
-            import psycopg
+        try:
+            begin(conn)
+            conn.execute("INSERT INTO layer_notes VALUES (1)")
+            assert_layer_same_as_numpy(conn, random_layer(91))
+            with pytest.raises(ValueError):  # an error that qkv.sql foresees, midway in the database
+                qkv.sql.multi_head_attention(conn, **TestMultiHeadErrors.OVERFLOWING_PROJECTION)
+            if kind(conn) == "PostgreSQL":
+                import psycopg
 
-            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
-        elif kind(conn) == "SQLite":
-            assert conn.in_transaction
-        assert conn.execute("SELECT COUNT(*) FROM mine").fetchone()[0] == 1  # still in it
-        conn.rollback()  # qkv.sql neither committed nor ended it: the insert is undone
-        assert conn.execute("SELECT COUNT(*) FROM mine").fetchone()[0] == 0
-        assert temp_objects(conn) == []
+                assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+            elif kind(conn) == "SQLite":
+                assert conn.in_transaction
+            assert conn.execute("SELECT COUNT(*) FROM layer_notes").fetchone()[0] == 1  # still in it
+            conn.rollback()  # qkv.sql neither committed nor ended it: the insert is undone
+            assert conn.execute("SELECT COUNT(*) FROM layer_notes").fetchone()[0] == 0
+            assert temp_objects(conn) == []
+        finally:
+            if kind(conn) == "PostgreSQL":  # the server outlives the connection
+                conn.rollback()
+                conn.execute("DROP TABLE layer_notes")
+                conn.commit()
 
     def test_no_transaction_is_left_open(self, fresh_connection):
         conn = fresh_connection
