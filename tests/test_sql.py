@@ -1511,6 +1511,21 @@ class TestMultiHeadEqualsNumpy:
         assert weights[0, 2].round(3).tolist() == [0.5, 0.0, 0.5]
         assert weights[1, 2].round(3).tolist() == [0.0, 0.5, 0.5]
 
+    def test_a_wider_layer_with_weights_of_torchs_scale(self, connection):
+        rng = np.random.default_rng(69)
+        d_model, l_q, l_k = 64, 5, 7
+        layer = (
+            rng.normal(size=(l_q, d_model)),
+            rng.normal(size=(l_k, d_model)),
+            rng.normal(size=(l_k, d_model)),
+            8,
+            rng.normal(size=(3 * d_model, d_model)) / np.sqrt(d_model),
+            rng.normal(size=(d_model, d_model)) / np.sqrt(d_model),
+            rng.normal(size=3 * d_model),
+            rng.normal(size=d_model),
+        )
+        assert_layer_same_as_numpy(connection, layer, causal(l_q, l_k))
+
     def test_lists_and_integers_are_taken_as_numpy_takes_them(self, connection):
         layer = random_layer(65)
         as_lists = tuple(a.tolist() if isinstance(a, np.ndarray) else a for a in layer)
