@@ -60,9 +60,11 @@ range: underflow" where a float result rounds to 0 (``exp`` below about
 -745, ``1e-200 * 1e-200``) and the others return 0, so ``weights.sql``
 zeroes weights below ``exp(-300)`` itself; and ``/`` on two integers
 truncates in SQLite and PostgreSQL but not in DuckDB, so ``sinusoidal.sql``
-casts first. An underflow that only the inputs can cause (a product of a
-query and a key entry, or of a weight and a value entry, below about
-1e-323) becomes the ValueError of ``explain_out_of_range``, and so does
+casts first, and ``mha_split.sql`` divides only exact multiples and casts
+the quotient back to an integer. An underflow that only the inputs can
+cause (a product of a query and a key entry, or of a weight and a value
+entry, below about 1e-323) becomes the ValueError of ``explain_out_of_range`` (of
+``layer_out_of_range`` for ``multi_head_attention``), and so does
 PostgreSQL's "value out of range: overflow" (a sum past 1.8e308, where
 SQLite and DuckDB give inf or NaN; ``qkv.sql.attention`` refuses
 overflowing scores in NumPy before the query runs, scores the database
