@@ -24,7 +24,7 @@ from hypothesis.extra.numpy import arrays
 
 import qkv
 import qkv.sql
-from needs import require
+from needs import require, require_modules
 from qkv.sql import _dialect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -1261,7 +1261,8 @@ class TestFiles:
     @pytest.mark.parametrize("name", qkv.sql.QUERY_NAMES)
     def test_statements_and_parameters(self, name):
         text = qkv.sql.query_text(name)
-        count = {"tables": 3, "mask_padding": 2, "mask_pairs": 2}.get(name, 1)
+        count = {"tables": 3, "mask_padding": 2, "mask_pairs": 2, "mha_tables": 8, "mha_mask_pairs": 2}.get(name, 1)
+        count = {"mha_project": 3, "mha_split": 3}.get(name, count)
         assert len(_dialect.statements(text)) == count
         expected = {"num_positions", "d_model", "base"} if name.startswith("sinusoidal") else set()
         assert _dialect.parameter_names(text) == expected
@@ -1289,6 +1290,17 @@ class TestFiles:
             "q",
             "tokens",
             "v",
+            # multi_head_attention's tables, and FROM (SELECT DISTINCT ...) in mha_output.sql
+            "from",
+            "head_allowed",
+            "in_bias",
+            "in_proj",
+            "key_in",
+            "layer_shape",
+            "out_bias",
+            "out_proj",
+            "query_in",
+            "value_in",
         }
 
     def test_bind_writes_each_drivers_placeholders(self):
@@ -1381,3 +1393,659 @@ def test_a_huge_sql_table_is_refused_up_front_as_by_the_numpy_api():
         qkv.sql.sinusoidal_encoding(sqlite3.connect(":memory:"), 10**7, 512)
     assert str(sql_error.value) == str(numpy_error.value)
     assert "would need a float64 array of shape (10000000, 512)" in str(sql_error.value)
+
+
+# ----------------------------------------------------------------------------
+# qkv.sql.multi_head_attention: the whole layer (issue 29)
+# ----------------------------------------------------------------------------
+
+
+def random_layer(seed: int, l_q: int = 3, l_k: int = 5, num_heads: int = 2, d_head: int = 2, bias: bool = True):
+    """Arguments of multi_head_attention after the connection: query ... out_proj_bias."""
+    rng = np.random.default_rng(seed)
+    d_model = num_heads * d_head
+    return (
+        rng.normal(size=(l_q, d_model)),
+        rng.normal(size=(l_k, d_model)),
+        rng.normal(size=(l_k, d_model)),
+        num_heads,
+        rng.normal(size=(3 * d_model, d_model)),
+        rng.normal(size=(d_model, d_model)),
+        rng.normal(size=3 * d_model) if bias else None,
+        rng.normal(size=d_model) if bias else None,
+    )
+
+
+def assert_layer_same_as_numpy(conn, layer, mask=None):
+    out, weights = qkv.sql.multi_head_attention(conn, *layer, mask=mask)
+    expected_out, expected_weights = qkv.multi_head_attention(*layer, mask=mask)
+    assert out.shape == expected_out.shape and weights.shape == expected_weights.shape
+    np.testing.assert_allclose(weights, expected_weights, **EXACT)
+    np.testing.assert_allclose(out, expected_out, **EXACT)
+    return out, weights
+
+
+@st.composite
+def layer_with_mask(draw):
+    num_heads = draw(st.sampled_from([1, 2, 4]))
+    d_head = draw(st.integers(1, 3))
+    d_model = num_heads * d_head
+    l_q, l_k = draw(st.integers(1, 5)), draw(st.integers(1, 5))  # L_q != L_k: cross-attention
+    query = draw(arrays(np.float64, (l_q, d_model), elements=small))
+    key = draw(arrays(np.float64, (l_k, d_model), elements=small))
+    value = draw(arrays(np.float64, (l_k, d_model), elements=small))
+    in_proj = draw(arrays(np.float64, (3 * d_model, d_model), elements=small))
+    out_proj = draw(arrays(np.float64, (d_model, d_model), elements=small))
+    bias = draw(st.booleans())
+    in_bias = draw(arrays(np.float64, (3 * d_model,), elements=small)) if bias else None
+    out_bias = draw(arrays(np.float64, (d_model,), elements=small)) if bias else None
+    mask = draw(
+        st.sampled_from(["none", "pairs", "per-head", "padding"]).flatmap(
+            lambda kind: {
+                "none": st.none(),
+                "pairs": arrays(np.bool_, (l_q, l_k)),  # fully masked rows included
+                "per-head": arrays(np.bool_, (num_heads, l_q, l_k)),
+                "padding": arrays(np.bool_, (l_k,)),
+            }[kind]
+        )
+    )
+    return (query, key, value, num_heads, in_proj, out_proj, in_bias, out_bias), mask
+
+
+class TestMultiHeadEqualsNumpy:
+    """qkv.sql.multi_head_attention against qkv.multi_head_attention, to 1e-12, on each database."""
+
+    @FAST
+    @given(problem=layer_with_mask())
+    def test_random_layers_and_masks(self, connection, problem):
+        layer, mask = problem
+        assert_layer_same_as_numpy(connection, layer, mask)
+        assert temp_objects(connection) == []
+
+    @pytest.mark.parametrize("num_heads", [1, 2, 4])
+    @pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
+    @pytest.mark.parametrize(
+        "l_q, l_k", [(4, 4), (3, 6), (6, 2)], ids=["self", "cross-longer-keys", "cross-fewer-keys"]
+    )
+    def test_heads_biases_and_cross_attention(self, connection, num_heads, bias, l_q, l_k):
+        layer = random_layer(60 + num_heads, l_q=l_q, l_k=l_k, num_heads=num_heads, d_head=3, bias=bias)
+        assert_layer_same_as_numpy(connection, layer)
+        assert_layer_same_as_numpy(connection, layer, mask=causal(l_q, l_k))
+
+    def test_a_fully_masked_row_gets_the_output_bias(self, connection):
+        layer = random_layer(61, l_q=3, l_k=4, num_heads=2)
+        mask = np.array([[True, False, True, True], [False] * 4, [True, True, False, False]])
+        out, weights = assert_layer_same_as_numpy(connection, layer, mask)
+        assert np.all(weights[:, 1] == 0.0)
+        np.testing.assert_allclose(out[1], layer[7], **EXACT)  # out_proj_bias alone
+        _, weights = assert_layer_same_as_numpy(connection, layer[:6], mask)  # no biases: a zero row
+        assert np.all(weights[:, 1] == 0.0)
+
+    def test_a_row_masked_in_one_head_only(self, connection):
+        layer = random_layer(62, l_q=3, l_k=4, num_heads=2)
+        mask = np.ones((2, 3, 4), dtype=bool)
+        mask[1, 0] = False  # head 1 gives query 0 nothing; head 0 does
+        _, weights = assert_layer_same_as_numpy(connection, layer, mask)
+        assert np.all(weights[1, 0] == 0.0) and weights[0, 0].sum() == pytest.approx(1.0)
+
+    def test_every_query_masked_everywhere(self, connection):
+        layer = random_layer(63, l_q=2, l_k=3)
+        out, weights = assert_layer_same_as_numpy(connection, layer, np.zeros((2, 3), dtype=bool))
+        assert np.all(weights == 0.0)
+        np.testing.assert_allclose(out, np.tile(layer[7], (2, 1)), **EXACT)
+
+    def test_no_queries_and_no_keys(self, connection):
+        layer = random_layer(64, l_q=3, l_k=5)
+        no_queries = (np.zeros((0, 4)), *layer[1:])
+        out, weights = assert_layer_same_as_numpy(connection, no_queries)
+        assert out.shape == (0, 4) and weights.shape == (2, 0, 5)
+        no_keys = (layer[0], np.zeros((0, 4)), np.zeros((0, 4)), *layer[3:])
+        out, weights = assert_layer_same_as_numpy(connection, no_keys)
+        assert weights.shape == (2, 3, 0)
+        np.testing.assert_allclose(out, np.tile(layer[7], (3, 1)), **EXACT)  # no keys: b_o
+
+    def test_the_docstrings_two_heads(self, connection):
+        x = np.array([[4.0, 0.0, 0.0, 0.0], [0.0, 0.0, 4.0, 0.0], [4.0, 0.0, 4.0, 0.0]])
+        eye = np.eye(4)
+        _, weights = assert_layer_same_as_numpy(connection, (x, x, x, 2, np.concatenate([eye] * 3), eye))
+        assert weights[0, 2].round(3).tolist() == [0.5, 0.0, 0.5]
+        assert weights[1, 2].round(3).tolist() == [0.0, 0.5, 0.5]
+
+    def test_a_wider_layer_with_weights_of_torchs_scale(self, connection):
+        rng = np.random.default_rng(69)
+        d_model, l_q, l_k = 64, 5, 7
+        layer = (
+            rng.normal(size=(l_q, d_model)),
+            rng.normal(size=(l_k, d_model)),
+            rng.normal(size=(l_k, d_model)),
+            8,
+            rng.normal(size=(3 * d_model, d_model)) / np.sqrt(d_model),
+            rng.normal(size=(d_model, d_model)) / np.sqrt(d_model),
+            rng.normal(size=3 * d_model),
+            rng.normal(size=d_model),
+        )
+        assert_layer_same_as_numpy(connection, layer, causal(l_q, l_k))
+
+    def test_lists_and_integers_are_taken_as_numpy_takes_them(self, connection):
+        layer = random_layer(65)
+        as_lists = tuple(a.tolist() if isinstance(a, np.ndarray) else a for a in layer)
+        out, weights = qkv.sql.multi_head_attention(connection, *as_lists)
+        expected_out, expected_weights = qkv.multi_head_attention(*layer)
+        np.testing.assert_allclose(out, expected_out, **EXACT)
+        np.testing.assert_allclose(weights, expected_weights, **EXACT)
+        ints = (np.arange(12).reshape(3, 4) % 3, *layer[1:])
+        assert_layer_same_as_numpy(connection, ints)
+
+
+class TestMultiHeadSteps:
+    """Every step runs in the database: each view holds what NumPy computes at that step."""
+
+    def test_each_view_is_its_step(self, connection):
+        query, key, value, num_heads, w_in, w_out, b_in, b_out = random_layer(66, l_q=3, l_k=4, num_heads=2)
+        dialect = _dialect.dialect_of(connection)
+        layer = (query, key, value, num_heads, w_in, w_out, b_in, b_out)
+
+        def read(views, sql, shape):
+            arr = np.full(shape, np.nan)
+            for *index, val in views.rows(sql):
+                arr[tuple(index)] = val
+            return arr
+
+        w_q, w_k, w_v = np.split(w_in, 3)
+        b_q, b_k, b_v = np.split(b_in, 3)
+        q, k, v = query @ w_q.T + b_q, key @ w_k.T + b_k, value @ w_v.T + b_v
+        with qkv.sql._multi_head_views(connection, dialect, layer, None) as views:
+            assert views.num_heads == 2 and (views.l_q, views.l_k, views.d_v) == (3, 4, 4)
+            np.testing.assert_allclose(read(views, "SELECT pos, dim, val FROM q_proj", (3, 4)), q, **EXACT)
+            np.testing.assert_allclose(read(views, "SELECT pos, dim, val FROM k_proj", (4, 4)), k, **EXACT)
+            np.testing.assert_allclose(read(views, "SELECT pos, dim, val FROM v_proj", (4, 4)), v, **EXACT)
+            heads = read(views, "SELECT head, pos, hdim, val FROM k_heads", (2, 4, 2))
+            np.testing.assert_allclose(heads, k.reshape(4, 2, 2).transpose(1, 0, 2), **EXACT)
+            q_h, k_h, v_h = (x.reshape(-1, 2, 2).transpose(1, 0, 2) for x in (q, k, v))
+            scores = q_h @ k_h.transpose(0, 2, 1) / np.sqrt(2)
+            sql_scores = read(views, "SELECT head, qpos, kpos, score FROM head_scores", (2, 3, 4))
+            np.testing.assert_allclose(sql_scores, scores, **EXACT)
+            weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            weights /= weights.sum(axis=-1, keepdims=True)
+            sql_weights = read(views, "SELECT head, qpos, kpos, weight FROM head_weights", (2, 3, 4))
+            np.testing.assert_allclose(sql_weights, weights, **EXACT)
+            head_out = weights @ v_h
+            sql_head_out = read(views, "SELECT head, qpos, hdim, val FROM head_output", (2, 3, 2))
+            np.testing.assert_allclose(sql_head_out, head_out, **EXACT)
+            concat = head_out.transpose(1, 0, 2).reshape(3, 4)
+            np.testing.assert_allclose(read(views, "SELECT pos, dim, val FROM concatenated", (3, 4)), concat, **EXACT)
+            out = read(views, "SELECT pos, dim, val FROM mha_output", (3, 4))
+            np.testing.assert_allclose(out, concat @ w_out.T + b_out, **EXACT)
+        assert temp_objects(connection) == []
+
+    def test_no_numpy_arithmetic_between_loading_and_reading(self, monkeypatch):
+        """Planted: the database's output rows are doubled on the way; the result must follow them."""
+        layer = random_layer(67)
+        conn = sqlite3.connect(":memory:")
+        monkeypatch.setattr(qkv.sql, "READ_LAYER_OUTPUT", "SELECT pos, dim, 2 * val FROM mha_output")
+        out, _ = qkv.sql.multi_head_attention(conn, *layer)
+        np.testing.assert_allclose(out, 2 * qkv.multi_head_attention(*layer)[0], **EXACT)
+
+    def test_the_plan_of_the_projection_join(self, connection):
+        layer = random_layer(68, l_q=4, l_k=4)
+        dialect = _dialect.dialect_of(connection)
+        with qkv.sql._multi_head_views(connection, dialect, layer, None) as views:
+            plan = views.plan("SELECT * FROM q_proj")
+            whole = views.plan()
+        expected = {
+            "SQLite": r"SCAN|SEARCH",
+            "PostgreSQL": r"Hash Join|Merge Join|Nested Loop",
+            "DuckDB": r"HASH_JOIN|Hash Join|NESTED_LOOP_JOIN|CROSS_PRODUCT",
+        }[kind(connection)]
+        assert re.search(expected, plan), plan
+        assert re.search(r"(?i)window|partition|temp b-tree", whole), whole
+
+
+def _torch_layer(seed: int, embed: int, num_heads: int, bias: bool):
+    """A float64 torch.nn.MultiheadAttention with random parameters, and its parameters as NumPy."""
+    require_modules("torch")
+    import torch
+
+    torch.manual_seed(seed)
+    module = torch.nn.MultiheadAttention(embed, num_heads, bias=bias, batch_first=True, dtype=torch.float64)
+    if bias:  # torch initialises the biases to 0: make them matter
+        with torch.no_grad():
+            module.in_proj_bias.normal_()
+            module.out_proj.bias.normal_()
+
+    def arr(t):
+        return None if t is None else t.detach().numpy().copy()
+
+    weights = (arr(module.in_proj_weight), arr(module.out_proj.weight), arr(module.in_proj_bias))
+    return module, (*weights, arr(module.out_proj.bias))
+
+
+def _run_torch(module, query, key, value, **kwargs):
+    import torch
+
+    with torch.no_grad():
+        out, weights = module(
+            *(torch.from_numpy(x[None]) for x in (query, key, value)),
+            need_weights=True,
+            average_attn_weights=False,
+            **kwargs,
+        )
+    return out[0].numpy(), weights[0].numpy()
+
+
+class TestMultiHeadEqualsTorch:
+    """Against torch.nn.MultiheadAttention itself (float64, its own weights), on each database."""
+
+    @pytest.mark.parametrize("num_heads", [1, 2, 4])
+    @pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
+    def test_self_and_cross_attention(self, connection, num_heads, bias):
+        module, (w_in, w_out, b_in, b_out) = _torch_layer(70 + num_heads, 8, num_heads, bias)
+        rng = np.random.default_rng(70)
+        for l_q, l_k in ((5, 5), (3, 6)):
+            query, key, value = rng.normal(size=(l_q, 8)), rng.normal(size=(l_k, 8)), rng.normal(size=(l_k, 8))
+            torch_out, torch_weights = _run_torch(module, query, key, value)
+            out, weights = qkv.sql.multi_head_attention(
+                connection, query, key, value, num_heads, w_in, w_out, b_in, b_out
+            )
+            np.testing.assert_allclose(weights, torch_weights, **EXACT)
+            np.testing.assert_allclose(out, torch_out, **EXACT)
+
+    def test_masks_in_torchs_words(self, connection):
+        # torch's True = may NOT attend: attn_mask=m is mask=~m here, key_padding_mask=pad is ~pad.
+        module, (w_in, w_out, b_in, b_out) = _torch_layer(75, 4, 2, True)
+        rng = np.random.default_rng(75)
+        query, key, value = rng.normal(size=(4, 4)), rng.normal(size=(6, 4)), rng.normal(size=(6, 4))
+        blocked = ~causal(4, 6)
+        pad = np.array([False, False, False, True, False, True])
+        import torch
+
+        for kwargs, mask in (
+            ({"attn_mask": torch.from_numpy(blocked)}, ~blocked),
+            ({"key_padding_mask": torch.from_numpy(pad[None])}, ~pad),
+        ):
+            torch_out, torch_weights = _run_torch(module, query, key, value, **kwargs)
+            out, weights = qkv.sql.multi_head_attention(
+                connection, query, key, value, 2, w_in, w_out, b_in, b_out, mask=mask
+            )
+            np.testing.assert_allclose(weights, torch_weights, **EXACT)
+            np.testing.assert_allclose(out, torch_out, **EXACT)
+
+
+LAYER = random_layer(80, l_q=2, l_k=3)  # d_model 4, 2 heads
+
+
+def _with(**changes):
+    """LAYER's arguments with some replaced, by name."""
+    names = ("query", "key", "value", "num_heads", "in_proj_weight", "out_proj_weight", "in_proj_bias", "out_proj_bias")
+    args = dict(zip(names, LAYER))
+    args.update(changes)
+    return args
+
+
+# Faults that qkv.multi_head_attention refuses: the SQL layer must refuse them in the same words.
+LAYER_FAULTS = {
+    "num_heads does not divide d_model": _with(num_heads=3),
+    "num_heads zero": _with(num_heads=0),
+    "num_heads a float": _with(num_heads=2.0),
+    "key of another width": _with(key=np.ones((3, 5))),
+    "value of another width": _with(value=np.ones((3, 3))),
+    "key and value of other lengths": _with(value=np.ones((4, 4))),
+    "query 1-D": _with(query=np.ones(4)),
+    "query of width 0": _with(query=np.ones((2, 0))),
+    "in_proj_weight shape": _with(in_proj_weight=np.ones((4, 4))),
+    "in_proj_weight transposed": _with(in_proj_weight=np.ones((4, 12))),
+    "out_proj_weight shape": _with(out_proj_weight=np.ones((4, 3))),
+    "in_proj_bias shape": _with(in_proj_bias=np.ones(4)),
+    "out_proj_bias shape": _with(out_proj_bias=np.ones(12)),
+    "nan in value": _with(value=np.full((3, 4), np.nan)),
+    "inf in in_proj_weight": _with(in_proj_weight=np.full((12, 4), np.inf)),
+    "text query": _with(query=[["a"] * 4] * 2),
+}
+# The word each message must name.
+LAYER_FAULT_NAMES = {
+    "num_heads does not divide d_model": "num_heads=3 must divide the model width d_model=4",
+    "num_heads zero": "num_heads",
+    "num_heads a float": "num_heads",
+    "key of another width": "key must have the same last dimension d_model as query",
+    "value of another width": "value must have the same last dimension d_model as query",
+    "key and value of other lengths": "key and value must have the same length L_k",
+    "query 1-D": "query must have shape",
+    "query of width 0": r"d_model \(query's last dimension\) must be at least 1",
+    "in_proj_weight shape": r"in_proj_weight must have shape \(3 \* d_model, d_model\) = \(12, 4\)",
+    "in_proj_weight transposed": "in_proj_weight must have shape",
+    "out_proj_weight shape": r"out_proj_weight must have shape \(d_model, d_model\) = \(4, 4\)",
+    "in_proj_bias shape": r"in_proj_bias must have shape \(3 \* d_model,\)",
+    "out_proj_bias shape": r"out_proj_bias must have shape \(d_model,\)",
+    "nan in value": "value must be finite",
+    "inf in in_proj_weight": "in_proj_weight must be finite",
+    "text query": "query must contain real numbers",
+}
+
+
+class TestMultiHeadErrors:
+    @pytest.mark.parametrize("fault", LAYER_FAULTS, ids=list(LAYER_FAULTS))
+    def test_the_same_error_as_the_numpy_layer_naming_the_argument(self, fault):
+        args = LAYER_FAULTS[fault]
+        with pytest.raises((TypeError, ValueError)) as numpy_error:
+            qkv.multi_head_attention(**args)
+        conn = sqlite3.connect(":memory:")
+        with pytest.raises(type(numpy_error.value), match=LAYER_FAULT_NAMES[fault]) as sql_error:
+            qkv.sql.multi_head_attention(conn, **args)
+        assert str(sql_error.value) == str(numpy_error.value)
+        assert temp_objects(conn) == [] and not conn.in_transaction
+
+    def test_shape_faults_and_a_bad_num_heads_are_value_errors(self):
+        for fault in LAYER_FAULTS:
+            if fault not in ("num_heads a float", "text query"):
+                with pytest.raises(ValueError):
+                    qkv.sql.multi_head_attention(sqlite3.connect(":memory:"), **LAYER_FAULTS[fault])
+
+    @pytest.mark.parametrize(
+        "connection, found",
+        [
+            (object(), "builtins.object"),
+            (type("connection", (), {"__module__": "psycopg2.extensions"})(), "psycopg2.extensions.connection"),
+            (sqlite3, "builtins.module"),
+            (None, "builtins.NoneType"),
+        ],
+        ids=["object", "psycopg2", "a-module", "none"],
+    )
+    def test_an_unsupported_connection_is_a_value_error_naming_connection(self, connection, found):
+        message = (
+            r"connection must be a sqlite3\.Connection, a psycopg \(version 3\) Connection to "
+            rf"PostgreSQL, or a duckdb\.DuckDBPyConnection; got {re.escape(found)}"
+        )
+        with pytest.raises(ValueError, match=message) as raised:
+            qkv.sql.multi_head_attention(connection, **_with())
+        assert isinstance(raised.value, TypeError)  # what qkv.sql.attention has always raised
+        with pytest.raises(ValueError, match=message):
+            qkv.sql.attention(connection, GOOD_Q, GOOD_K, GOOD_V)
+
+    def test_the_connection_is_checked_before_the_arrays(self):
+        with pytest.raises(ValueError, match="connection must be"):
+            qkv.sql.multi_head_attention(object(), **_with(num_heads=3))
+
+    @pytest.mark.parametrize(
+        "name, shape",
+        [("query", (1, 2, 4)), ("key", (1, 3, 4)), ("value", (2, 3, 4))],
+    )
+    def test_a_batch_is_refused_naming_the_argument(self, name, shape):
+        with pytest.raises(ValueError, match=rf"{name} must have shape .* \(2-D\).*loop over a batch"):
+            qkv.sql.multi_head_attention(sqlite3.connect(":memory:"), **_with(**{name: np.ones(shape)}))
+
+    @pytest.mark.parametrize(
+        "mask, exc, match",
+        [
+            (np.ones((2, 3), dtype=int), TypeError, r"mask must be boolean .*mask\.astype\(bool\)"),
+            (np.zeros((2, 3)), TypeError, "mask must be boolean .*no additive float masks"),
+            (np.ones((4,), dtype=bool), ValueError, r"mask of shape \(4,\) does not broadcast .*\(2, 2, 3\), i\.e\. "),
+            (np.ones((3, 2, 3), dtype=bool), ValueError, r"\(num_heads, L_q, L_k\)"),
+            (np.ones((1, 2, 2, 3), dtype=bool), ValueError, r"mask of shape \(1, 2, 2, 3\) does not broadcast"),
+            ([[True], [True, False]], ValueError, "mask could not be converted to an array"),
+        ],
+        ids=["int", "float", "wrong-length", "wrong-heads", "batched", "ragged"],
+    )
+    def test_bad_masks(self, mask, exc, match):
+        conn = sqlite3.connect(":memory:")
+        with pytest.raises(exc, match=match):
+            qkv.sql.multi_head_attention(conn, **_with(), mask=mask)
+        assert temp_objects(conn) == []
+
+    def test_weights_too_large_are_refused_up_front(self, connection, monkeypatch):
+        import qkv._checks
+
+        monkeypatch.setattr(qkv._checks, "MAX_ARRAY_BYTES", 2 * 2 * 3 * 8 - 1)
+        with pytest.raises(ValueError, match=r"the per-head attention weights of num_heads=2 would need"):
+            qkv.sql.multi_head_attention(connection, **_with())
+        assert temp_objects(connection) == []
+
+    # query 1e200 times a weight of 1e200: the projection overflows (finite inputs).
+    OVERFLOWING_PROJECTION = _with(query=np.full((2, 4), 1e200), in_proj_weight=np.full((12, 4), 1e200))
+    OVERFLOWING_OUTPUT = _with(out_proj_weight=np.full((4, 4), 1.7e308), out_proj_bias=np.full(4, 1.7e308))
+
+    def test_a_projection_that_overflows_is_named(self, connection):
+        if kind(connection) == "PostgreSQL":
+            match = r"PostgreSQL raised 'value out of range: overflow' computing the multi-head attention layer"
+        else:
+            match = (
+                r"the database's the projection query @ W_q\.T \+ b_q is NaN, inf or NULL at index \(0, 0\) "
+                r"\(pos, dim\).*make query, in_proj_weight or in_proj_bias smaller"
+            )
+        with pytest.raises(ValueError, match=match):
+            qkv.sql.multi_head_attention(connection, **self.OVERFLOWING_PROJECTION)
+        assert temp_objects(connection) == []
+
+    def test_an_output_that_overflows_is_refused(self, connection):
+        with np.errstate(over="ignore", invalid="ignore"):
+            numpy_out, _ = qkv.multi_head_attention(**self.OVERFLOWING_OUTPUT)
+        assert not np.isfinite(numpy_out).all()  # NumPy returns inf here; qkv.sql refuses it
+        if kind(connection) == "PostgreSQL":
+            match = r"PostgreSQL raised 'value out of range: overflow'"
+        else:
+            match = r"the database's output of the layer is NaN, inf or NULL at index \(0, 0\)"
+        with pytest.raises(ValueError, match=match):
+            qkv.sql.multi_head_attention(connection, **self.OVERFLOWING_OUTPUT)
+        assert temp_objects(connection) == []
+
+    def test_the_step_checks_catch_what_the_read_back_would_too(self, connection, monkeypatch):
+        """Planted: the step checks off; the read-back check still refuses what the database returned."""
+        monkeypatch.setattr(qkv.sql, "LAYER_STEP_CHECKS", ())
+        if kind(connection) == "PostgreSQL":
+            match = "PostgreSQL raised 'value out of range: overflow'"
+        else:
+            match = r"the database returned a weight that is NaN, inf or NULL|the database's output of the layer"
+        with pytest.raises(ValueError, match=match):
+            qkv.sql.multi_head_attention(connection, **self.OVERFLOWING_PROJECTION)
+        assert temp_objects(connection) == []
+
+    def test_tiny_entries_underflow_only_on_postgresql(self, connection):
+        tiny = _with(query=np.full((2, 4), 1e-170), in_proj_weight=np.full((12, 4), 1e-170))
+        if kind(connection) == "PostgreSQL":
+            with pytest.raises(ValueError, match=r"'value out of range: underflow'.*set such entries to 0 first"):
+                qkv.sql.multi_head_attention(connection, **tiny)
+            assert temp_objects(connection) == []
+        else:
+            out, weights = qkv.sql.multi_head_attention(connection, **tiny)
+            expected_out, expected_weights = qkv.multi_head_attention(**tiny)
+            np.testing.assert_allclose(out, expected_out, **EXACT)
+            np.testing.assert_allclose(weights, expected_weights, **EXACT)
+
+
+class TestMultiHeadFiles:
+    def test_the_steps_are_files_run_in_order(self):
+        order = [*qkv.sql.LAYER_FILES[:4], "mha_mask_none", *qkv.sql.LAYER_FILES[4:], "mha_output"]
+        assert order == [
+            "mha_tables",
+            "mha_project",
+            "mha_split",
+            "mha_scores",
+            "mha_mask_none",
+            "mha_weights",
+            "mha_weighted_sum",
+            "mha_concat",
+            "mha_output",
+        ]
+        assert {name for name in qkv.sql.QUERY_NAMES if name.startswith("mha_")} == {*order, "mha_mask_pairs"}
+
+    def test_every_view_and_table_the_files_create_is_a_scratch_name(self):
+        created = set()
+        for name in qkv.sql.QUERY_NAMES:
+            if name.startswith("mha_"):
+                created |= set(re.findall(r"CREATE TEMP (?:TABLE|VIEW) (\w+)", qkv.sql.query_text(name)))
+        scratch = {*qkv.sql.LAYER_TABLES, *qkv.sql.LAYER_VIEWS, *qkv.sql.LAYER_MASK_TABLES["mha_mask_pairs"]}
+        assert created == scratch
+        assert not scratch & {*qkv.sql.INPUT_TABLES, *qkv.sql.VIEWS, "tokens", "allowed"}
+
+    def test_the_module_docstring_lists_every_scratch_name(self):
+        doc = " ".join(qkv.sql.__doc__.split())
+        for name in (*qkv.sql.LAYER_TABLES, *qkv.sql.LAYER_VIEWS, "head_allowed"):
+            assert f"``{name}``" in doc, name
+
+
+# Every scratch name of multi_head_attention, and what it is.
+LAYER_SCRATCH = {name: "TABLE" for name in (*qkv.sql.LAYER_TABLES, "head_allowed")}
+LAYER_SCRATCH |= {name: "VIEW" for name in qkv.sql.LAYER_VIEWS}
+
+
+class TestMultiHeadLeavesTheConnectionAsFound:
+    """The module docstring's promises, for multi_head_attention on each database."""
+
+    def test_nothing_is_left_behind(self, connection):
+        layer = random_layer(90)
+        qkv.sql.multi_head_attention(connection, *layer)
+        qkv.sql.multi_head_attention(connection, *layer, mask=causal(3, 5))
+        assert temp_objects(connection) == []
+
+    def test_the_callers_transaction_is_left_open(self, fresh_connection):
+        conn = fresh_connection
+        conn.execute("CREATE TABLE layer_notes (x INTEGER)")  # on PostgreSQL's server: dropped below
+        conn.commit()
+        try:
+            begin(conn)
+            conn.execute("INSERT INTO layer_notes VALUES (1)")
+            assert_layer_same_as_numpy(conn, random_layer(91))
+            with pytest.raises(ValueError):  # an error that qkv.sql foresees, midway in the database
+                qkv.sql.multi_head_attention(conn, **TestMultiHeadErrors.OVERFLOWING_PROJECTION)
+            if kind(conn) == "PostgreSQL":
+                import psycopg
+
+                assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+            elif kind(conn) == "SQLite":
+                assert conn.in_transaction
+            assert conn.execute("SELECT COUNT(*) FROM layer_notes").fetchone()[0] == 1  # still in it
+            conn.rollback()  # qkv.sql neither committed nor ended it: the insert is undone
+            assert conn.execute("SELECT COUNT(*) FROM layer_notes").fetchone()[0] == 0
+            assert temp_objects(conn) == []
+        finally:
+            if kind(conn) == "PostgreSQL":  # the server outlives the connection
+                conn.rollback()
+                conn.execute("DROP TABLE layer_notes")
+                conn.commit()
+
+    def test_no_transaction_is_left_open(self, fresh_connection):
+        conn = fresh_connection
+        assert_layer_same_as_numpy(conn, random_layer(92))
+        if kind(conn) == "SQLite":
+            assert not conn.in_transaction
+        elif kind(conn) == "PostgreSQL":
+            import psycopg
+
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+    def test_an_error_midway_leaves_nothing_and_the_connection_works(self, fresh_connection, monkeypatch):
+        conn = fresh_connection
+        original = qkv.sql.query_text
+        broken = "CREATE TEMP VIEW concatenated AS SELEC 1;"
+        monkeypatch.setattr(qkv.sql, "query_text", lambda name: broken if name == "mha_concat" else original(name))
+        with pytest.raises(Exception, match="(?i)syntax|parser"):
+            qkv.sql.multi_head_attention(conn, *random_layer(93))
+        monkeypatch.undo()
+        if kind(conn) == "PostgreSQL":
+            import psycopg
+
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        assert temp_objects(conn) == []
+        assert_layer_same_as_numpy(conn, random_layer(93))
+
+    @pytest.mark.parametrize("case", list(CASES))
+    def test_the_users_objects_with_every_scratch_name_are_refused_and_untouched(self, fresh_connection, case):
+        conn = fresh_connection
+        name_of = {ours: f'"{CASES[case](ours)}"' for ours in LAYER_SCRATCH}  # quoted: the case is kept
+        permanent, temporary = {
+            "SQLite": ("main.", "temp."),
+            "PostgreSQL": ("public.", "pg_temp."),
+            "DuckDB": ("memory.main.", "temp."),
+        }[kind(conn)]
+        try:
+            for ours, theirs in name_of.items():
+                conn.execute(f"CREATE TABLE {permanent}{theirs} (pos INTEGER, dim INTEGER, val DOUBLE PRECISION)")
+                conn.execute(f"INSERT INTO {permanent}{theirs} VALUES (0, 0, 42.0)")
+                conn.execute(f"CREATE TEMP {LAYER_SCRATCH[ours]} {temporary}{theirs} AS SELECT 7 AS mine")
+            if kind(conn) == "PostgreSQL":
+                conn.execute("SET search_path = public, pg_temp")  # the user's tables first
+            conn.commit()
+            begin(conn)
+
+            def assert_all_survive(with_temporary: bool = True) -> None:
+                for theirs in name_of.values():
+                    rows = [tuple(row) for row in conn.execute(f"SELECT * FROM {permanent}{theirs}").fetchall()]
+                    assert rows == [(0, 0, 42.0)], f"{permanent}{theirs}"
+                    if with_temporary:
+                        assert conn.execute(f"SELECT mine FROM {temporary}{theirs}").fetchone()[0] == 7, theirs
+
+            clash = kind(conn) != "PostgreSQL" or case == "lower"  # PostgreSQL keeps "Q_PROJ" and q_proj apart
+            for mask in (None, causal(3, 5)):
+                if clash:
+                    with pytest.raises(ValueError, match="connection already has temporary objects named ") as refused:
+                        qkv.sql.multi_head_attention(conn, *random_layer(94), mask=mask)
+                    for ours in LAYER_SCRATCH:
+                        if ours != "head_allowed" or mask is not None:
+                            assert CASES[case](ours) in str(refused.value), ours
+                else:
+                    assert_layer_same_as_numpy(conn, random_layer(94), mask)
+                assert_all_survive()
+            for ours, theirs in name_of.items():
+                conn.execute(f"DROP {LAYER_SCRATCH[ours]} {temporary}{theirs}")
+            for mask in (None, causal(3, 5)):  # beside the user's permanent tables of every name
+                assert_layer_same_as_numpy(conn, random_layer(94), mask)
+                assert_all_survive(with_temporary=False)
+            with pytest.raises(ValueError):
+                qkv.sql.multi_head_attention(conn, **TestMultiHeadErrors.OVERFLOWING_PROJECTION)
+            assert_all_survive(with_temporary=False)
+            assert temp_objects(conn) == []
+            conn.commit()
+        finally:
+            if kind(conn) == "PostgreSQL":  # the server outlives the connection: drop what was committed
+                conn.rollback()
+                for theirs in name_of.values():
+                    conn.execute(f"DROP TABLE IF EXISTS public.{theirs}")
+                conn.commit()
+
+    def test_postgresql_search_path_is_pg_temp_during_the_call_and_the_users_afterwards(self, request):
+        conn = _open("PostgreSQL", request, autocommit=True)
+        try:
+            conn.execute(
+                "CREATE FUNCTION public.exp(double precision) RETURNS double precision "
+                "LANGUAGE sql AS 'SELECT 1.0::float8'"
+            )
+            conn.execute("CREATE TABLE public.in_proj (out_dim INTEGER, in_dim INTEGER, val DOUBLE PRECISION)")
+            conn.execute("INSERT INTO public.in_proj VALUES (0, 0, 42.0)")
+            conn.execute("SET search_path = public, pg_catalog, pg_temp")
+            assert_layer_same_as_numpy(conn, random_layer(95))
+            with pytest.raises(ValueError, match="overflow"):
+                qkv.sql.multi_head_attention(conn, **TestMultiHeadErrors.OVERFLOWING_PROJECTION)
+            assert conn.execute("SHOW search_path").fetchone()[0] == "public, pg_catalog, pg_temp"
+            assert conn.execute("SELECT * FROM public.in_proj").fetchall() == [(0, 0, 42.0)]
+        finally:
+            conn.execute("DROP FUNCTION IF EXISTS public.exp(double precision)")
+            conn.execute("DROP TABLE IF EXISTS public.in_proj")
+            conn.close()
+
+    def test_the_users_functions_are_refused_on_sqlite_and_duckdb(self):
+        conn = sqlite3.connect(":memory:")
+        conn.create_function("exp", 1, lambda x: 1.0)
+        with pytest.raises(ValueError, match=r"connection has functions of its own named exp\b"):
+            qkv.sql.multi_head_attention(conn, *random_layer(96))
+        assert temp_objects(conn) == [] and not conn.in_transaction
+        duck = _duckdb().connect()
+        duck.execute("CREATE MACRO sum(x) AS 7")
+        with pytest.raises(ValueError, match=r"named sum \(memory\.main\.sum\)"):
+            qkv.sql.multi_head_attention(duck, *random_layer(96))
+        assert temp_objects(duck) == []
+
+    def test_a_row_factory_of_the_users_changes_nothing(self, request):
+        import psycopg.rows
+
+        conn = sqlite3.connect(":memory:")
+        conn.row_factory = sqlite3.Row
+        assert_layer_same_as_numpy(conn, random_layer(97), causal(3, 5))
+        assert conn.row_factory is sqlite3.Row
+        pg_conn = _open("PostgreSQL", request, autocommit=False)
+        try:
+            pg_conn.row_factory = psycopg.rows.dict_row
+            pg_conn.execute("SET extra_float_digits = -15")
+            assert_layer_same_as_numpy(pg_conn, random_layer(97), causal(3, 5))
+            assert pg_conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+            assert pg_conn.execute("SHOW extra_float_digits").fetchone() == {"extra_float_digits": "-15"}
+        finally:
+            pg_conn.close()

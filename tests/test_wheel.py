@@ -225,7 +225,7 @@ def test_the_sql_files_left_out_fail(installed_wheel, tmp_path):
     with pytest.raises(release.ReleaseCheckFailed) as caught:
         release.check_wheel(wheel)
     message = str(caught.value)
-    assert message.startswith(f"{wheel.name} lacks 10 file(s) of src/qkv: qkv/sql/mask_causal.sql, "), message
+    assert message.startswith(f"{wheel.name} lacks 20 file(s) of src/qkv: qkv/sql/mask_causal.sql, "), message
     venv = installed_wheel.venv
     env = installed_over(venv, wheel, tmp_path / "site")
     # qkv.sql's doctests only: the whole package's run is test_public_api_doctests_pass_from_the_wheel.

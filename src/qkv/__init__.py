@@ -20,7 +20,8 @@ Small, readable NumPy implementations of the input side of a Transformer
 * ``qkv.training``: learning one head's W_query, W_key, W_value (or several heads
   and W_O) by gradient descent;
 * ``qkv.toy``: the curriculum's small, labelled example data;
-* ``qkv.sql``: one attention head as SQL on SQLite, PostgreSQL or DuckDB.
+* ``qkv.sql``: one attention head, or a whole multi-head layer, as SQL on
+  SQLite, PostgreSQL or DuckDB.
 
 Examples
 --------

@@ -55,6 +55,68 @@ def _check_matrix(value: Any, name: str, shape: tuple[int, ...], shape_text: str
     return arr
 
 
+def _check_layer(
+    query: Any,
+    key: Any,
+    value: Any,
+    num_heads: Any,
+    in_proj_weight: Any,
+    out_proj_weight: Any,
+    in_proj_bias: Any,
+    out_proj_bias: Any,
+) -> tuple:
+    """The argument checks of ``multi_head_attention``, mask aside: its one home.
+
+    ``qkv.sql.multi_head_attention`` calls it too, so that both refuse the
+    same faults in the same words. Returns ``(query, key, value, num_heads,
+    w_in, w_out, b_in, b_out, batch)``: the arrays as float64, the biases as
+    zeros where omitted, and the broadcast batch shape.
+    """
+    q_in = as_finite_float_array(query, "query")
+    k_in = as_finite_float_array(key, "key")
+    v_in = as_finite_float_array(value, "value")
+    check_min_ndim(q_in, "query", 2, "(..., L_q, d_model)")
+    check_min_ndim(k_in, "key", 2, "(..., L_k, d_model)")
+    check_min_ndim(v_in, "value", 2, "(..., L_k, d_model)")
+    num_heads = check_positive_int(num_heads, "num_heads")
+    embed = q_in.shape[-1]
+    if embed == 0:
+        raise ValueError(f"d_model (query's last dimension) must be at least 1, got query shape {q_in.shape}")
+    if embed % num_heads:
+        raise ValueError(
+            f"num_heads={num_heads} must divide the model width d_model={embed} (query's last "
+            f"dimension): each head gets d_model // num_heads dimensions"
+        )
+    for name, arr in (("key", k_in), ("value", v_in)):
+        if arr.shape[-1] != embed:
+            raise ValueError(
+                f"{name} must have the same last dimension d_model as query (the packed "
+                f"in_proj_weight projects all three from d_model), got query shape {q_in.shape} "
+                f"(d_model={embed}) and {name} shape {arr.shape}"
+            )
+    if k_in.shape[-2] != v_in.shape[-2]:
+        raise ValueError(
+            f"key and value must have the same length L_k (one value per key), got key "
+            f"shape {k_in.shape} and value shape {v_in.shape}"
+        )
+    try:
+        batch = np.broadcast_shapes(q_in.shape[:-2], k_in.shape[:-2], v_in.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"batch dimensions do not broadcast: query {q_in.shape}, key {k_in.shape}, "
+            f"value {v_in.shape} (only the dimensions before the last two must broadcast)"
+        ) from None
+    w_in = _check_matrix(in_proj_weight, "in_proj_weight", (3 * embed, embed), "(3 * d_model, d_model)")
+    w_out = _check_matrix(out_proj_weight, "out_proj_weight", (embed, embed), "(d_model, d_model)")
+    b_in = np.zeros(3 * embed)
+    if in_proj_bias is not None:
+        b_in = _check_matrix(in_proj_bias, "in_proj_bias", (3 * embed,), "(3 * d_model,)")
+    b_out = np.zeros(embed)
+    if out_proj_bias is not None:
+        b_out = _check_matrix(out_proj_bias, "out_proj_bias", (embed,), "(d_model,)")
+    return q_in, k_in, v_in, num_heads, w_in, w_out, b_in, b_out, batch
+
+
 def multi_head_attention(
     query: Any,
     key: Any,
@@ -177,48 +239,9 @@ def multi_head_attention(
     >>> float(weights[:, :, 2].max())
     0.0
     """
-    q_in = as_finite_float_array(query, "query")
-    k_in = as_finite_float_array(key, "key")
-    v_in = as_finite_float_array(value, "value")
-    check_min_ndim(q_in, "query", 2, "(..., L_q, d_model)")
-    check_min_ndim(k_in, "key", 2, "(..., L_k, d_model)")
-    check_min_ndim(v_in, "value", 2, "(..., L_k, d_model)")
-    num_heads = check_positive_int(num_heads, "num_heads")
-    embed = q_in.shape[-1]
-    if embed == 0:
-        raise ValueError(f"d_model (query's last dimension) must be at least 1, got query shape {q_in.shape}")
-    if embed % num_heads:
-        raise ValueError(
-            f"num_heads={num_heads} must divide the model width d_model={embed} (query's last "
-            f"dimension): each head gets d_model // num_heads dimensions"
-        )
-    for name, arr in (("key", k_in), ("value", v_in)):
-        if arr.shape[-1] != embed:
-            raise ValueError(
-                f"{name} must have the same last dimension d_model as query (the packed "
-                f"in_proj_weight projects all three from d_model), got query shape {q_in.shape} "
-                f"(d_model={embed}) and {name} shape {arr.shape}"
-            )
-    if k_in.shape[-2] != v_in.shape[-2]:
-        raise ValueError(
-            f"key and value must have the same length L_k (one value per key), got key "
-            f"shape {k_in.shape} and value shape {v_in.shape}"
-        )
-    try:
-        batch = np.broadcast_shapes(q_in.shape[:-2], k_in.shape[:-2], v_in.shape[:-2])
-    except ValueError:
-        raise ValueError(
-            f"batch dimensions do not broadcast: query {q_in.shape}, key {k_in.shape}, "
-            f"value {v_in.shape} (only the dimensions before the last two must broadcast)"
-        ) from None
-    w_in = _check_matrix(in_proj_weight, "in_proj_weight", (3 * embed, embed), "(3 * d_model, d_model)")
-    w_out = _check_matrix(out_proj_weight, "out_proj_weight", (embed, embed), "(d_model, d_model)")
-    b_in = np.zeros(3 * embed)
-    if in_proj_bias is not None:
-        b_in = _check_matrix(in_proj_bias, "in_proj_bias", (3 * embed,), "(3 * d_model,)")
-    b_out = np.zeros(embed)
-    if out_proj_bias is not None:
-        b_out = _check_matrix(out_proj_bias, "out_proj_bias", (embed,), "(d_model,)")
+    q_in, k_in, v_in, num_heads, w_in, w_out, b_in, b_out, batch = _check_layer(
+        query, key, value, num_heads, in_proj_weight, out_proj_weight, in_proj_bias, out_proj_bias
+    )
     scores_shape = (*batch, num_heads, q_in.shape[-2], k_in.shape[-2])
     if mask is not None:
         try:

@@ -27,14 +27,41 @@ exactly that on a connection you pass: ``sqlite3`` (standard library),
 ``psycopg`` 3 (PostgreSQL) or ``duckdb``. Where the three databases differ,
 ``qkv.sql._dialect`` says how and handles it.
 
+``multi_head_attention`` runs a whole layer the same way, with
+``torch.nn.MultiheadAttention``'s weights loaded in long form too
+(``in_proj(out_dim, in_dim, val)``), one step per ``mha_*.sql`` file:
+
+* ``mha_tables.sql``: the inputs ``query_in``, ``key_in``, ``value_in``,
+  the weights ``in_proj``, ``in_bias``, ``out_proj``, ``out_bias`` and the
+  one-row ``layer_shape`` (``d_model``, ``d_head``);
+* ``mha_project.sql``: ``q_proj``, ``k_proj``, ``v_proj``, each
+  ``x @ W.T + b`` as a join on ``in_dim`` and a ``GROUP BY``, ``W_q``,
+  ``W_k`` and ``W_v`` cut from the packed ``in_proj`` by ranges of rows;
+* ``mha_split.sql``: ``q_heads``, ``k_heads``, ``v_heads``, each row's
+  ``head`` and its dimension ``hdim`` inside the head;
+* ``mha_scores.sql``: ``head_scores``, the join of ``scores.sql`` on
+  ``(head, hdim)``, grouped by ``(head, qpos, kpos)``;
+* ``mha_mask_none.sql``, ``mha_mask_pairs.sql`` (a join with the allowed
+  ``(head, qpos, kpos)`` in ``head_allowed``): ``head_visible``;
+* ``mha_weights.sql``: ``head_weights``, the softmax
+  ``PARTITION BY head, qpos``;
+* ``mha_weighted_sum.sql``: ``head_output``, every head's ``weights @ V``;
+* ``mha_concat.sql``: ``concatenated``, the heads side by side;
+* ``mha_output.sql``: ``mha_output``, ``concatenated @ W_o.T + b_o``.
+
 The connection is left as it was found, and no object that a call did not
 create is read, written or dropped:
 
-* The scratch tables and views (``q``, ``k``, ``v``, ``scores``,
-  ``visible``, ``weights``, ``output``, ``tokens``, ``allowed``) are
-  temporary, and dropped afterwards. Their names are fixed, because the
-  files above are what runs and ``attention_views`` lets you query them by
-  name.
+* The scratch tables and views are temporary, and dropped afterwards:
+  ``q``, ``k``, ``v``, ``scores``, ``visible``, ``weights``, ``output``,
+  ``tokens``, ``allowed`` for one head, and ``query_in``, ``key_in``,
+  ``value_in``, ``in_proj``, ``in_bias``, ``out_proj``, ``out_bias``,
+  ``layer_shape``, ``head_allowed``, ``q_proj``, ``k_proj``, ``v_proj``,
+  ``q_heads``, ``k_heads``, ``v_heads``, ``head_scores``,
+  ``head_visible``, ``head_weights``, ``head_output``, ``concatenated``,
+  ``mha_output`` for ``multi_head_attention``. Their names are fixed,
+  because the files above are what runs and ``attention_views`` lets you
+  query them by name.
 * A call refuses to start, with a ValueError that names the object and
   before it runs anything (so your transaction is untouched), if the
   connection's temporary schema already holds an object that the database
@@ -74,7 +101,10 @@ create is read, written or dropped:
   also invalidate the whole database, and an in-memory one is then lost.
   The errors that qkv.sql foresees (a clash, a bad input, a score that
   overflows) are raised by qkv.sql, not by the database, and leave your
-  transaction open there too.
+  transaction open there too. (``multi_head_attention`` checks its
+  projections and scores in the database, after it computed them: it
+  refuses a NaN or inf there itself, and PostgreSQL's own overflow error
+  rolls back to its savepoint, as above.)
 
 One call uses the connection throughout: do not share a connection between
 threads while a call runs (none of the three drivers makes a connection
@@ -114,10 +144,19 @@ from qkv.attention import (
     _first_index,
     _scores_cannot_overflow,
 )
+from qkv.multihead import _check_layer
 from qkv.positional import _check_base, _check_d_model
 from qkv.sql import _dialect
 
-__all__ = ["attention", "explain", "attention_views", "sinusoidal_encoding", "query_text", "QUERY_NAMES"]
+__all__ = [
+    "attention",
+    "explain",
+    "attention_views",
+    "multi_head_attention",
+    "sinusoidal_encoding",
+    "query_text",
+    "QUERY_NAMES",
+]
 
 QUERY_NAMES = (
     "tables",
@@ -130,6 +169,18 @@ QUERY_NAMES = (
     "output",
     "sinusoidal",
     "sinusoidal_series",
+    *(
+        "mha_tables",
+        "mha_project",
+        "mha_split",
+        "mha_scores",
+        "mha_mask_none",
+        "mha_mask_pairs",
+        "mha_weights",
+        "mha_weighted_sum",
+        "mha_concat",
+        "mha_output",
+    ),
 )
 INPUT_TABLES = ("q", "k", "v")
 VIEWS = ("output", "weights", "visible", "scores")  # dependants first: the drop order
@@ -142,6 +193,42 @@ FIRST_BAD_SCORE = (
     "SELECT qpos, kpos FROM visible WHERE score IS NULL OR NOT "
     "(score BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308) "
     "ORDER BY qpos, kpos LIMIT 1"
+)
+
+# multi_head_attention's scratch objects (mha_*.sql).
+LAYER_FILES = ("mha_tables", "mha_project", "mha_split", "mha_scores", "mha_weights", "mha_weighted_sum", "mha_concat")
+LAYER_TABLES = ("query_in", "key_in", "value_in", "in_proj", "in_bias", "out_proj", "out_bias", "layer_shape")
+LAYER_VIEWS = (  # dependants first: the drop order
+    "mha_output",
+    "concatenated",
+    "head_output",
+    "head_weights",
+    "head_visible",
+    "head_scores",
+    "v_heads",
+    "k_heads",
+    "q_heads",
+    "v_proj",
+    "k_proj",
+    "q_proj",
+)
+LAYER_MASK_TABLES = {"mha_mask_none": (), "mha_mask_pairs": ("head_allowed",)}
+READ_LAYER_OUTPUT = "SELECT pos, dim, val FROM mha_output"
+READ_HEAD_WEIGHTS = "SELECT head, qpos, kpos, weight FROM head_weights"
+#: What the database computed in each step before the softmax, checked for
+#: NaN, inf and NULL in this order: (view, index columns, value column,
+#: the step in NumPy's words, the arguments that set it).
+LAYER_STEP_CHECKS = (
+    ("q_proj", "pos, dim", "val", "the projection query @ W_q.T + b_q", "query, in_proj_weight or in_proj_bias"),
+    ("k_proj", "pos, dim", "val", "the projection key @ W_k.T + b_k", "key, in_proj_weight or in_proj_bias"),
+    ("v_proj", "pos, dim", "val", "the projection value @ W_v.T + b_v", "value, in_proj_weight or in_proj_bias"),
+    (
+        "head_visible",
+        "head, qpos, kpos",
+        "score",
+        "the per-head scores Q_h @ K_h.T / sqrt(d_head)",
+        "query, key or in_proj_weight",
+    ),
 )
 
 
@@ -238,8 +325,8 @@ def _check_scores(connection: Any, query: Any, key: Any, value: Any) -> tuple[np
     return q, k, v
 
 
-def _check_bool_mask(mask: Any, scores_shape: tuple[int, int]) -> np.ndarray:
-    """The mask broadcast to ``(L_q, L_k)``; only booleans (True = may attend)."""
+def _check_bool_mask(mask: Any, scores_shape: tuple[int, ...], shape_text: str = "(L_q, L_k)") -> np.ndarray:
+    """The mask broadcast to ``scores_shape``, written ``shape_text``; only booleans (True = may attend)."""
     try:
         arr = np.asarray(mask)
     except (ValueError, TypeError) as exc:
@@ -256,7 +343,7 @@ def _check_bool_mask(mask: Any, scores_shape: tuple[int, int]) -> np.ndarray:
     except ValueError:
         raise ValueError(
             f"mask of shape {arr.shape} does not broadcast to the attention scores "
-            f"shape {scores_shape}, i.e. (L_q, L_k)"
+            f"shape {scores_shape}, i.e. {shape_text}"
         ) from None
 
 
@@ -561,6 +648,265 @@ def explain(connection: Any, query: Any, key: Any, value: Any, mask: Any = None)
     query, key, value = _check_scores(connection, query, key, value)
     with attention_views(connection, query, key, value, mask) as views:
         return views.plan()
+
+
+class MultiHeadViews(AttentionViews):
+    """``AttentionViews`` for ``multi_head_attention``'s steps; ``.num_heads`` too.
+
+    ``.l_q``, ``.l_k`` and ``.d_v`` (here ``d_model``) are the sizes, and
+    ``.plan()`` is by default the plan of the layer's output.
+    """
+
+    def __init__(self, connection: Any, dialect: _dialect.Dialect, mask_file: str, shape: tuple, num_heads: int):
+        super().__init__(connection, dialect, mask_file, shape)
+        self.num_heads = num_heads
+
+    def plan(self, sql: str = READ_LAYER_OUTPUT) -> str:
+        """The database's plan for ``sql`` (by default the layer's output)."""
+        return _dialect.plan_text(self.connection, self._dialect, sql)
+
+
+def _check_layer_args(
+    connection, query, key, value, num_heads, in_proj_weight, out_proj_weight, in_proj_bias, out_proj_bias, mask
+) -> tuple:
+    """The connection's dialect, then ``qkv.multi_head_attention``'s checks, then qkv.sql's own.
+
+    One sequence (2-D inputs) and a boolean mask only; the per-head weights
+    are held to ``qkv._checks.MAX_ARRAY_BYTES`` before the database runs.
+    """
+    dialect = _dialect.dialect_of(connection)
+    q, k, v, num_heads, w_in, w_out, b_in, b_out, _ = _check_layer(
+        query, key, value, num_heads, in_proj_weight, out_proj_weight, in_proj_bias, out_proj_bias
+    )
+    for name, arr, shape_text in (
+        ("query", q, "(L_q, d_model)"),
+        ("key", k, "(L_k, d_model)"),
+        ("value", v, "(L_k, d_model)"),
+    ):
+        if arr.ndim != 2:
+            raise ValueError(
+                f"{name} must have shape {shape_text} (2-D), got shape {arr.shape} ({arr.ndim}-D): "
+                "qkv.sql runs the layer on one sequence, so loop over a batch"
+            )
+    weights_shape = (num_heads, q.shape[0], k.shape[0])
+    check_array_bytes(weights_shape, np.float64, f"the per-head attention weights of num_heads={num_heads}")
+    mask_arr = None
+    if mask is not None:
+        mask_arr = _check_bool_mask(mask, weights_shape, "(num_heads, L_q, L_k)")
+    return dialect, (q, k, v, num_heads, w_in, w_out, b_in, b_out), mask_arr
+
+
+@contextlib.contextmanager
+def _multi_head_views(connection: Any, dialect: _dialect.Dialect, layer: tuple, mask_arr) -> Iterator[MultiHeadViews]:
+    """Load a checked layer into temporary tables and create its step views (``attention_views``'s twin).
+
+    Afterwards none of them exist; the promises of the module docstring hold
+    as for ``attention_views`` (the same ``scratch``).
+    """
+    mask_file = "mha_mask_none" if mask_arr is None else "mha_mask_pairs"
+    _dialect.prepare_functions(connection, dialect)
+    try:
+        with _dialect.scratch(connection, dialect, LAYER_VIEWS, LAYER_TABLES + LAYER_MASK_TABLES[mask_file]):
+            yield from _create_and_load_layer(connection, dialect, layer, mask_arr, mask_file)
+    except Exception as exc:
+        clearer = _dialect.layer_out_of_range(exc, dialect)
+        if clearer is None:
+            raise
+        raise clearer from exc
+
+
+def _create_and_load_layer(connection, dialect, layer, mask_arr, mask_file) -> Iterator[MultiHeadViews]:
+    """Run the mha_*.sql files, load the rows, then yield (the body of ``_multi_head_views``)."""
+    q, k, v, num_heads, w_in, w_out, b_in, b_out = layer
+    d_model = q.shape[1]
+    files = LAYER_FILES[:4] + (mask_file,) + LAYER_FILES[4:] + ("mha_output",)
+    for name in files:
+        for statement in _dialect.statements(query_text(name)):
+            _dialect.run(connection, dialect, statement)
+    for table, arr in (("query_in", q), ("key_in", k), ("value_in", v)):
+        _dialect.load(connection, dialect, table, ("pos", "dim", "val"), _long_form(arr))
+    for table, arr in (("in_proj", w_in), ("out_proj", w_out)):
+        _dialect.load(connection, dialect, table, ("out_dim", "in_dim", "val"), _long_form(arr))
+    for table, arr in (("in_bias", b_in), ("out_bias", b_out)):
+        _dialect.load(connection, dialect, table, ("out_dim", "val"), (list(range(arr.size)), arr.tolist()))
+    _dialect.load(connection, dialect, "layer_shape", ("d_model", "d_head"), ([d_model], [d_model // num_heads]))
+    if mask_file == "mha_mask_pairs":
+        head, qpos, kpos = np.nonzero(mask_arr)
+        columns = ("head", "qpos", "kpos")
+        _dialect.load(connection, dialect, "head_allowed", columns, (head.tolist(), qpos.tolist(), kpos.tolist()))
+    if dialect.analyze_after_load:
+        for table in LAYER_TABLES + LAYER_MASK_TABLES[mask_file]:
+            _dialect.run(connection, dialect, f"ANALYZE {table}")
+    yield MultiHeadViews(connection, dialect, mask_file, (q.shape[0], k.shape[0], d_model), num_heads)
+
+
+def multi_head_attention(
+    connection: Any,
+    query: Any,
+    key: Any,
+    value: Any,
+    num_heads: int,
+    in_proj_weight: Any,
+    out_proj_weight: Any,
+    in_proj_bias: Any = None,
+    out_proj_bias: Any = None,
+    mask: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A whole multi-head attention layer computed by a database, with every head's weights.
+
+    The same arguments, layout and result as ``qkv.multi_head_attention``
+    (``torch.nn.MultiheadAttention``'s weights) for one sequence. The inputs
+    and the weights go into temporary tables in long form, one value per
+    row, and every step after that is a view of one of the package's
+    ``mha_*.sql`` files: the three projections and their biases as joins
+    (``mha_project``), the split into heads (``mha_split``), the scaled
+    scores of every head (``mha_scores``, grouped by head), the mask
+    (``mha_mask_none``, ``mha_mask_pairs``), the softmax
+    (``mha_weights``, ``PARTITION BY head, qpos``), the weighted sum
+    (``mha_weighted_sum``), the concatenation (``mha_concat``) and the
+    output projection (``mha_output``). Only the rows of ``head_weights``
+    and ``mha_output`` come back; NumPy computes nothing in between.
+
+    The result equals ``qkv.multi_head_attention(query, key, value,
+    num_heads, in_proj_weight, out_proj_weight, in_proj_bias,
+    out_proj_bias, mask)``: the tests hold all three databases to 1e-12
+    (the sums run in another order, so the last bits can differ), except
+    that, as in ``attention``, a key more than 300 below its row's best
+    score gets weight 0 (its exact weight is below ``exp(-300)``). The
+    rounding of the sums grows with ``d_model`` and the size of the
+    entries: with weights of the scale torch initialises (about
+    ``1 / sqrt(d_model)``) the difference stays near 1e-15 at
+    ``d_model = 128``, but with standard-normal weights at ``d_model = 64``
+    (outputs near 230) NumPy itself is 1e-12 from the exact result, and the
+    database as far again.
+
+    Parameters
+    ----------
+    connection : sqlite3.Connection, psycopg.Connection or duckdb.DuckDBPyConnection
+        An open connection, left as it was found (see the module docstring).
+    query : array_like, shape (L_q, d_model)
+    key : array_like, shape (L_k, d_model)
+    value : array_like, shape (L_k, d_model)
+        One sequence: batches are not supported (loop over them). ``L_q``
+        and ``L_k`` may differ (cross-attention).
+    num_heads : int
+        Number of heads; must divide ``d_model``.
+    in_proj_weight : array_like, shape (3 * d_model, d_model)
+        ``[W_q; W_k; W_v]`` stacked by rows, applied as ``x @ W.T``.
+    out_proj_weight : array_like, shape (d_model, d_model)
+        ``W_o``, applied as ``concat @ W_o.T``.
+    in_proj_bias : array_like, shape (3 * d_model,), optional
+    out_proj_bias : array_like, shape (d_model,), optional
+        No bias when omitted (loaded as zeros, as NumPy adds zeros).
+    mask : array_like of bool, optional
+        Broadcastable to ``(num_heads, L_q, L_k)``; ``True`` means the query
+        may attend to that key. It runs as a join with the allowed
+        ``(head, qpos, kpos)`` triples. Float (additive) masks are not
+        supported.
+
+    Returns
+    -------
+    output : numpy.ndarray, shape (L_q, d_model), float64
+    weights : numpy.ndarray, shape (num_heads, L_q, L_k), float64
+        A query that may attend to no key in a head gets weights 0 and head
+        output 0 there, as in qkv; one masked in every head gets the output
+        row ``out_proj_bias`` (zeros without it).
+
+    Raises
+    ------
+    TypeError
+        If an input is not numeric, ``num_heads`` is not an integer, or
+        ``mask`` is not boolean.
+    ValueError
+        If ``connection`` is of another kind (the exception is also a
+        TypeError; the message names the supported kinds); any fault that
+        ``qkv.multi_head_attention`` refuses, in its words (``num_heads``
+        that does not divide ``d_model``, ``key`` or ``value`` of another
+        width, ``key`` and ``value`` of other lengths, a weight or a bias
+        of the wrong shape, NaN or inf); an input that is not 2-D; a mask
+        that does not broadcast to ``(num_heads, L_q, L_k)``; per-head
+        weights above ``qkv._checks.MAX_ARRAY_BYTES``; a clash with a
+        temporary object of the connection, or (SQLite, DuckDB) a function
+        of its own named like one the queries call (refused before anything
+        runs); or a step that the database computed as NaN, inf or NULL (a
+        projection or a score; the message names the step and the
+        arguments), or an output or weight that comes back so, or
+        PostgreSQL's "value out of range" (a sum or product overflowed, or
+        underflowed, float64).
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> import numpy as np
+    >>> import qkv
+    >>> import qkv.sql
+    >>> x = np.array([[4.0, 0.0, 0.0, 0.0], [0.0, 0.0, 4.0, 0.0], [4.0, 0.0, 4.0, 0.0]])
+    >>> eye = np.eye(4)
+    >>> in_proj = np.concatenate([eye, eye, eye])  # [W_q; W_k; W_v]: (12, 4)
+    >>> out, weights = qkv.sql.multi_head_attention(sqlite3.connect(":memory:"), x, x, x, 2, in_proj, eye)
+    >>> out.shape, weights.shape
+    ((3, 4), (2, 3, 3))
+    >>> weights[0, 2].round(3).tolist(), weights[1, 2].round(3).tolist()
+    ([0.5, 0.0, 0.5], [0.0, 0.5, 0.5])
+    >>> expected_out, expected_weights = qkv.multi_head_attention(x, x, x, 2, in_proj, eye)
+    >>> bool(np.allclose(out, expected_out, rtol=0, atol=1e-12))
+    True
+    """
+    dialect, layer, mask_arr = _check_layer_args(
+        connection, query, key, value, num_heads, in_proj_weight, out_proj_weight, in_proj_bias, out_proj_bias, mask
+    )
+    with _multi_head_views(connection, dialect, layer, mask_arr) as views:
+        _check_layer_steps(views)
+        weight_rows = views.rows(READ_HEAD_WEIGHTS)
+        output_rows = views.rows(READ_LAYER_OUTPUT)
+    # Rows absent from head_weights (a query that sees no key in a head) stay 0;
+    # mha_output has a row for every (query, dimension).
+    weights = np.zeros((views.num_heads, views.l_q, views.l_k))
+    output = np.full((views.l_q, views.d_v), np.nan)
+    for head, qpos, kpos, weight in weight_rows:
+        weights[head, qpos, kpos] = np.nan if weight is None else weight  # SQLite returns NaN as NULL
+    for pos, dim, val in output_rows:
+        output[pos, dim] = np.nan if val is None else val
+    _check_layer_read_back(weights, output)
+    return output, weights
+
+
+def _check_layer_steps(views: MultiHeadViews) -> None:
+    """Refuse a projection or a score that the database computed as NaN, inf or NULL, naming the step.
+
+    Finite inputs can still overflow float64 in a product or a sum (an input
+    of 1e200 times a weight of 1e200); SQLite and DuckDB then carry inf or
+    NaN on, PostgreSQL raises (``_dialect.layer_out_of_range``). The first
+    step that went wrong is the one named.
+    """
+    for view, index, column, step, arguments in LAYER_STEP_CHECKS:
+        bad = views.rows(
+            f"SELECT {index} FROM {view} WHERE {column} IS NULL OR NOT "
+            f"({column} BETWEEN -1.7976931348623157e308 AND 1.7976931348623157e308) "
+            f"ORDER BY {index} LIMIT 1"
+        )
+        if bad:
+            raise ValueError(
+                f"the database's {step} is NaN, inf or NULL at index {tuple(bad[0])} ({index}): "
+                f"a product or a sum passed float64's range (|x| > 1.8e308); make {arguments} smaller"
+            )
+
+
+def _check_layer_read_back(weights: np.ndarray, output: np.ndarray) -> None:
+    """Refuse weights or an output that the database returned as NaN, inf, NULL (or not at all)."""
+    bad = ~np.isfinite(weights)
+    if bad.any():
+        raise ValueError(
+            f"the database returned a weight that is NaN, inf or NULL at weights index {_first_index(bad)} "
+            "(head, qpos, kpos): its scores overflowed float64 in a sum; make query, key or in_proj_weight smaller"
+        )
+    bad = ~np.isfinite(output)
+    if bad.any():
+        raise ValueError(
+            f"the database's output of the layer is NaN, inf or NULL at index {_first_index(bad)} "
+            "(a weighted sum of the projected values or the output projection passed float64's range, "
+            "|x| > 1.8e308); make value, in_proj_weight, out_proj_weight or out_proj_bias smaller"
+        )
 
 
 def sinusoidal_encoding(

@@ -60,9 +60,11 @@ range: underflow" where a float result rounds to 0 (``exp`` below about
 -745, ``1e-200 * 1e-200``) and the others return 0, so ``weights.sql``
 zeroes weights below ``exp(-300)`` itself; and ``/`` on two integers
 truncates in SQLite and PostgreSQL but not in DuckDB, so ``sinusoidal.sql``
-casts first. An underflow that only the inputs can cause (a product of a
-query and a key entry, or of a weight and a value entry, below about
-1e-323) becomes the ValueError of ``explain_out_of_range``, and so does
+casts first, and ``mha_split.sql`` divides only exact multiples and casts
+the quotient back to an integer. An underflow that only the inputs can
+cause (a product of a query and a key entry, or of a weight and a value
+entry, below about 1e-323) becomes the ValueError of ``explain_out_of_range`` (of
+``layer_out_of_range`` for ``multi_head_attention``), and so does
 PostgreSQL's "value out of range: overflow" (a sum past 1.8e308, where
 SQLite and DuckDB give inf or NaN; ``qkv.sql.attention`` refuses
 overflowing scores in NumPy before the query runs, scores the database
@@ -118,8 +120,17 @@ POSTGRESQL = Dialect(
 DUCKDB = Dialect("DuckDB", "EXPLAIN", has_generate_series=True)
 
 
+class UnsupportedConnectionError(TypeError, ValueError):
+    """A connection of a kind qkv.sql does not talk to.
+
+    Both a TypeError (what ``attention`` has always raised for it) and a
+    ValueError (what ``multi_head_attention``'s contract names for a bad
+    argument), so that either ``except`` catches it.
+    """
+
+
 def dialect_of(connection: Any) -> Dialect:
-    """The dialect of a DB-API connection; TypeError naming the supported kinds."""
+    """The dialect of a DB-API connection; UnsupportedConnectionError (a TypeError and a ValueError) naming the supported kinds."""
     if isinstance(connection, sqlite3.Connection):
         return SQLITE
     # Import a driver only when the connection comes from it: psycopg and
@@ -136,7 +147,7 @@ def dialect_of(connection: Any) -> Dialect:
         if isinstance(connection, duckdb.DuckDBPyConnection):
             return DUCKDB
     kind = f"{type(connection).__module__}.{type(connection).__qualname__}"
-    raise TypeError(f"connection must be {SUPPORTED}; got {kind}")
+    raise UnsupportedConnectionError(f"connection must be {SUPPORTED}; got {kind}")
 
 
 def bind(sql: str, dialect: Dialect) -> str:
@@ -557,6 +568,35 @@ def explain_out_of_range(exc: Exception, dialect: Dialect) -> ValueError | None:
         "numbers did it: a query entry times a key entry below about 1e-323 (entries far "
         "below 1e-150), or a weight (down to exp(-300) / L_k, about 5e-131 / L_k) times a "
         "value entry (value entries below about 1e-193 * L_k); set such entries to 0 first"
+    )
+
+
+def layer_out_of_range(exc: Exception, dialect: Dialect) -> ValueError | None:
+    """``explain_out_of_range`` for ``multi_head_attention``: a clear ValueError, or None for other errors.
+
+    The layer's steps multiply and sum in four places (the projections, the
+    scores, the weighted sum, the output projection), and PostgreSQL raises
+    where SQLite and DuckDB return inf, NaN or 0; the message says which
+    arguments can cause it.
+    """
+    if dialect is not POSTGRESQL or getattr(exc, "sqlstate", None) != "22003":
+        return None
+    if "overflow" in str(exc):
+        return ValueError(
+            "PostgreSQL raised 'value out of range: overflow' computing the multi-head attention layer: "
+            "a product or a sum in one of its steps (the projections x @ W.T + b, the scores, the weighted "
+            "sum, the output projection) passed float64's range (1.8e308), where SQLite and DuckDB return "
+            "inf or NaN; make query, key, value, in_proj_weight, out_proj_weight or the biases smaller"
+        )
+    if "underflow" not in str(exc):
+        return None
+    return ValueError(
+        "PostgreSQL raised 'value out of range: underflow' computing the multi-head attention layer: "
+        "a product of two nonzero numbers rounded to 0, which PostgreSQL treats as an error where "
+        "SQLite, DuckDB and NumPy return 0 (mha_weights.sql sets weights below exp(-300) to 0 itself): "
+        "an entry of query, key or value times one of in_proj_weight, or of the heads' output times "
+        "one of out_proj_weight, below about 1e-323 (entries far below 1e-150), or a weight (down to "
+        "exp(-300) / L_k) times a projected value entry below about 1e-193 * L_k; set such entries to 0 first"
     )
 
 
