@@ -1455,7 +1455,9 @@ def layer_with_mask(draw):
 class TestMultiHeadEqualsNumpy:
     """qkv.sql.multi_head_attention against qkv.multi_head_attention, to 1e-12, on each database."""
 
-    @FAST
+    # 15 examples, not FAST's 40: each runs ten views on the database (0.3 s on DuckDB), and the
+    # fixed cases below cover heads x biases x self/cross x masks on every database.
+    @settings(derandomize=True, max_examples=15, deadline=None, database=None)
     @given(problem=layer_with_mask())
     def test_random_layers_and_masks(self, connection, problem):
         layer, mask = problem
