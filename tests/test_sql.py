@@ -561,7 +561,8 @@ class TestCleanup:
         result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
         assert result.stdout.startswith("MemoryError"), result.stdout + result.stderr
 
-    def test_sqlite_interrupted_during_a_write_says_the_transaction_is_gone(self):
+    @pytest.mark.parametrize("statement", ["INSERT INTO Q", "DROP VIEW"])  # re-review 8a, W1: the drops too
+    def test_sqlite_interrupted_during_a_write_says_the_transaction_is_gone(self, statement):
         """Re-review 7a, V2: an interrupt while a call inserts its rows makes SQLite roll back the
         caller's whole transaction (its rule for interrupted writes). Nothing can keep the rows;
         the error now says they are gone. Planted deterministically: a progress handler that
@@ -572,7 +573,7 @@ class TestCleanup:
         conn.execute("INSERT INTO notes VALUES ('uncommitted')")
         running = [""]
         conn.set_trace_callback(lambda sql: running.__setitem__(0, sql))
-        conn.set_progress_handler(lambda: int(running[0].lstrip().upper().startswith("INSERT INTO Q")), 1)
+        conn.set_progress_handler(lambda: int(running[0].lstrip().upper().startswith(statement)), 1)
         with pytest.raises(sqlite3.OperationalError, match="interrupted") as caught:
             qkv.sql.attention(conn, *random_head(13))
         conn.set_progress_handler(None, 1)
@@ -581,6 +582,20 @@ class TestCleanup:
             "or an interrupted write), so your uncommitted changes are gone too"
         ]
         assert not conn.in_transaction and conn.execute("SELECT * FROM notes").fetchall() == []
+
+    def test_a_commit_inside_the_views_block_ends_cleanly(self):
+        """Re-review 7a, L1: a commit inside attention_views' block took qkv.sql's savepoint with
+        it, and leaving the block raised "no such savepoint". Now the block ends cleanly, its
+        scratch objects dropped, and the committed row stays."""
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE TABLE notes (a TEXT)")
+        conn.commit()
+        conn.execute("INSERT INTO notes VALUES ('mine')")
+        with qkv.sql.attention_views(conn, *random_head(14)) as views:
+            assert len(views.rows("SELECT * FROM weights")) > 0
+            conn.commit()
+        assert temp_objects(conn) == []
+        assert conn.execute("SELECT * FROM notes").fetchall() == [("mine",)]
 
     def test_no_transaction_is_left_open(self, fresh_connection):
         conn = fresh_connection

@@ -517,9 +517,17 @@ def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Seq
     refuse_a_clash()
     if dialect is SQLITE:
         callers = connection.in_transaction
+        ours = True  # the savepoint is still there (the block itself may commit or roll back)
         connection.execute("SAVEPOINT qkv_sql")
         try:
             yield
+            ours = connection.in_transaction
+            # The drops inside the try: an interrupt on one of them rolls back as much as one
+            # on a write does (security re-review 8a, W1).
+            for drop in drops:
+                run(connection, dialect, drop)
+            if ours:
+                connection.execute("RELEASE qkv_sql")
         except BaseException as error:
             # SQLite itself rolls back the whole transaction on some errors (out of memory, an
             # interrupt during a write): the savepoint went with it, and the error that did it
@@ -527,15 +535,12 @@ def scratch(connection: Any, dialect: Dialect, views: Sequence[str], tables: Seq
             if connection.in_transaction:
                 connection.execute("ROLLBACK TO qkv_sql")
                 connection.execute("RELEASE qkv_sql")
-            elif callers:
+            elif callers and ours:
                 error.add_note(
                     "SQLite rolled back the whole transaction on this error (its rule for running "
                     "out of memory or an interrupted write), so your uncommitted changes are gone too"
                 )
             raise
-        for drop in drops:
-            run(connection, dialect, drop)
-        connection.execute("RELEASE qkv_sql")
         return
     try:
         yield
