@@ -212,3 +212,15 @@ def test_equals_torch_with_a_scale_and_fully_masked_rows():
     assert not theirs[0][0, 1, 2].any() and not np.isnan(theirs[0]).any()
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_a_gather_too_large_is_refused_before_it_is_made():
+    """Re-review 8a, W4: one key head read by many query heads is gathered into an array of its
+    own; a huge one ended in a raw MemoryError ("Unable to allocate 64.0 GiB"). Now refused up
+    front with the library's size limit, naming the argument."""
+    key = np.broadcast_to(np.zeros((1, 1, 1)), (1, 2**20, 1))  # a view: no memory of its own
+    query = np.zeros((2**13, 1, 1))
+    with pytest.raises(
+        ValueError, match=r"^key gathered for H_q=8192 heads would need a float64 array of shape \(8192, 1048576, 1\)"
+    ):
+        qkv.grouped_query_attention(query, key, key)

@@ -438,3 +438,12 @@ def test_method_errors_name_the_argument():
         cache.attend("a", np.ones(3), scale="1")
     with pytest.raises(ValueError, match=r"the attention scores query @ key.T \* scale overflow"):
         cache.attend("a", np.full(3, 1e200), scale=1e200)
+
+
+def test_a_nan_sequence_id_is_refused():
+    """Re-review 8a, W3: a NaN id started a new sequence at every append (NaN != NaN), whose
+    blocks could never be freed: the pool leaked until full."""
+    cache = qkv.PagedKVCache(4, 2, 3)
+    with pytest.raises(ValueError, match=r"seq must equal itself to name one sequence \(a NaN never does\), got nan"):
+        cache.append(float("nan"), 1, np.zeros(3), np.zeros(3))
+    assert cache.stats()["blocks_in_use"] == 0

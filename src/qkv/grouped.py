@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from qkv._checks import as_finite_float_array, check_min_ndim, check_real_number
+from qkv._checks import as_finite_float_array, check_array_bytes, check_min_ndim, check_real_number
 from qkv.attention import _attend, _check_d_and_length, _check_mask
 
 __all__ = ["grouped_query_attention"]
@@ -163,6 +163,13 @@ def grouped_query_attention(
     scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else check_real_number(scale, "scale")
     group = heads_q // heads_kv
     if group > 1:
+        # The gathered copies are arrays of their own: refused up front, as every array the
+        # library makes (security re-review 8a, W4), not a raw MemoryError half-way.
+        for arr, name in ((k, "key"), (v, "value")):
+            check_array_bytes(
+                (*arr.shape[:-3], heads_q, *arr.shape[-2:]), arr.dtype, f"{name} gathered for H_q={heads_q} heads"
+            )
+        check_array_bytes(weights_shape, np.float64, f"the weights for query {q.shape} and key {k.shape}")
         # The join kv.head = q.head // group: (..., H_kv, L_k, d) -> (..., H_q, L_k, d)
         kv_head = np.arange(heads_q) // group
         k = k[..., kv_head, :, :]

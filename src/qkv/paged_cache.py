@@ -458,3 +458,5 @@ def _check_seq(seq: object) -> None:
         hash(seq)
     except TypeError:
         raise TypeError(f"seq must be hashable (an id such as an int or a str), got {type(seq).__name__}") from None
+    if seq != seq:  # noqa: PLR0124 - NaN: a new key at every lookup, so its blocks could never be freed
+        raise ValueError(f"seq must equal itself to name one sequence (a NaN never does), got {seq!r}")
