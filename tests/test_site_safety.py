@@ -1137,3 +1137,31 @@ def test_a_notebook_cell_that_writes_the_templates_copy_target_fails_the_build(t
         "of a code cell's copy target, so that cell's copy button would copy the cell's text instead of the code "
         "shown: delete it"
     ) in result.stderr, result.stderr[-3000:]
+
+
+UNASSIGNED_WHY = (
+    "a browser draws an unassigned code point of the default-ignorable ranges (U+2065, U+FFF0-U+FFF8, "
+    "U+E0000-U+E0FFF) as nothing (0.66<U+2065>52 shows 0.6652 where a check that takes it for a separator "
+    "reads 0.66 and 52), and no text needs one: delete it"
+)
+
+
+def test_an_invisible_unassigned_code_point_is_refused_at_its_line():
+    """Security re-review 8b, W1: U+2065, U+FFF0-U+FFF8 and U+E0000-U+E0FFF (unassigned) are drawn as
+    nothing inside a number; the build refuses them as it refuses the bidi controls: in a page's source
+    (fences too), as a JSON escape in an .ipynb (a surrogate pair), as a character reference; the
+    notebook sanitiser drops them."""
+    page = "# X\n\nThe weight is 0.66\u206552.\n\n```text\nweight: 0.6\ufff8652\n```\n"
+    assert safety.bidi_in_source(page, "docs/x.md") == [
+        f"docs/x.md:3: an invisible unassigned code point (U+2065): {UNASSIGNED_WHY}",
+        f"docs/x.md:6: an invisible unassigned code point (U+FFF8): {UNASSIGNED_WHY}",
+    ]
+    ipynb = '{\n "source": ["0.6\\udb40\\udc80652 and 0.6\\\\u2065 (an escaped backslash: text)"]\n}'
+    assert safety.bidi_in_source(ipynb, "docs/exercises/e.ipynb", json_escapes=True) == [
+        f"docs/exercises/e.ipynb:2: an invisible unassigned code point (U+E0080): {UNASSIGNED_WHY}"
+    ]
+    assert safety.authored_markup("<p>0.66&#x2065;52</p>", "docs/x.md", "# X\n\n0.66&#x2065;52\n") == [
+        f"docs/x.md:3: an invisible unassigned code point (U+2065, written '&#x2065;'): {UNASSIGNED_WHY}"
+    ]
+    assert safety._clean("<p>0.66\u206552, 0.6\U000e0fff652</p>") == "<p>0.6652, 0.6652</p>"
+    assert not safety.invisible_unassigned("\U000e0001")  # assigned (a tag: Cf), which the checks drop

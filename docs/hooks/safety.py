@@ -130,8 +130,8 @@ def _notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
 
 
 def _clean(fragment: str) -> str:
-    """The fragment sanitised, without bidirectional controls (``BIDI_CONTROLS``)."""
-    return BIDI_CONTROL.sub("", _nh3_clean(fragment))
+    """The fragment sanitised, without bidirectional controls (``BIDI_CONTROLS``) or invisible unassigned code points."""
+    return _INVISIBLE_RANGES.sub("", BIDI_CONTROL.sub("", _nh3_clean(fragment)))
 
 
 def _nh3_clean(fragment: str) -> str:
@@ -763,8 +763,45 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
 #: re-review 6b, T1); the site has no right-to-left text.
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
 BIDI_CONTROL = re.compile(f"[{BIDI_CONTROLS}]")
-#: The same characters as JSON escapes (a notebook's ``.ipynb``), not after an escaped backslash.
-_BIDI_JSON_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u(202[a-eA-E]|206[6-9]|200[eEfF]|061[cC])")
+#: A JSON escape (a notebook's ``.ipynb``), a surrogate pair as one, not after an escaped backslash.
+_JSON_ESCAPE = re.compile(
+    r"(?<!\\)(?:\\\\)*\\u(?:([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|([0-9a-fA-F]{4}))"
+)
+#: Unassigned code points (Unicode category Cn) in the default-ignorable ranges: U+2065, U+FFF0-U+FFF8,
+#: U+E0000-U+E0FFF. A browser (Chromium: HarfBuzz) draws them as nothing, so 0.66<U+2065>52 shows 0.6652
+#: where a check that takes the character for a separator reads 0.66 and 52 (security re-review 8b, W1).
+_INVISIBLE_RANGES = re.compile("[\u2065\ufff0-\ufff8\U000e0000-\U000e0fff]")
+UNASSIGNED_WHY = (
+    "a browser draws an unassigned code point of the default-ignorable ranges (U+2065, U+FFF0-U+FFF8, "
+    "U+E0000-U+E0FFF) as nothing (0.66<U+2065>52 shows 0.6652 where a check that takes it for a separator "
+    "reads 0.66 and 52), and no text needs one: delete it"
+)
+
+
+def invisible_unassigned(character: str) -> bool:
+    """Whether ``character`` is an unassigned code point a browser draws as nothing (``_INVISIBLE_RANGES``).
+
+    >>> invisible_unassigned("\u2065"), invisible_unassigned("\U000e0080"), invisible_unassigned("\U000e0001")
+    (True, True, False)
+    """
+    return bool(_INVISIBLE_RANGES.fullmatch(character)) and unicodedata.category(character) == "Cn"
+
+
+def _unseen_character(character: str) -> bool:
+    return character in BIDI_CONTROLS or invisible_unassigned(character)
+
+
+def _json_escaped(line: str) -> list[str]:
+    """The characters ``line`` (of a JSON file) writes as ``\\uXXXX`` escapes, a surrogate pair as one."""
+    found = []
+    for match in _JSON_ESCAPE.finditer(line):
+        if match[1]:
+            found.append(chr(0x10000 + ((int(match[1], 16) - 0xD800) << 10) + int(match[2], 16) - 0xDC00))
+        else:
+            found.append(chr(int(match[3], 16)))
+    return found
+
+
 #: A character reference, which the HTML may hold where the source wrote it.
 _CHARACTER_REFERENCE = re.compile(r"&(?:#[xX][0-9a-fA-F]+|#[0-9]+|[a-zA-Z][a-zA-Z0-9]*);?")
 BIDI_WHY = (
@@ -791,6 +828,14 @@ def bidi_name(character: str) -> str:
     return f"U+{ord(character):04X} {unicodedata.name(character, 'BIDIRECTIONAL CONTROL')}"
 
 
+def _unseen_what(character: str, written: str = "") -> tuple[str, str]:
+    """(what, why) of a bidirectional control or an invisible unassigned code point, ``written`` as a reference."""
+    also = f", written {written!r}" if written else ""
+    if character in BIDI_CONTROLS:
+        return f"a bidirectional control character ({bidi_name(character)}{also})", BIDI_WHY
+    return f"an invisible unassigned code point (U+{ord(character):04X}{also})", UNASSIGNED_WHY
+
+
 def bidi_in_source(text: str, where: str, *, json_escapes: bool = False) -> list[str]:
     """``<where>:<line>: <control>: <why>`` for each line of a page's source
     (Markdown, code and display fences included; a notebook's cells and
@@ -802,11 +847,14 @@ def bidi_in_source(text: str, where: str, *, json_escapes: bool = False) -> list
     """
     problems = []
     for number, line in enumerate(text.split("\n"), 1):
-        found = BIDI_CONTROL.findall(line)
+        found = [c for c in line if _unseen_character(c)]
         if json_escapes:
-            found += [chr(int(match[1], 16)) for match in _BIDI_JSON_ESCAPE.finditer(line)]
-        if found:
-            problems.append(f"{where}:{number}: a bidirectional control character ({bidi_name(found[0])}): {BIDI_WHY}")
+            found += [c for c in _json_escaped(line) if _unseen_character(c)]
+        # One message per line for each kind: a bidirectional control, an invisible unassigned code point (W1).
+        first = [next((c for c in found if (c in BIDI_CONTROLS) == bidi), "") for bidi in (True, False)]
+        for character in filter(None, first):
+            what, why = _unseen_what(character)
+            problems.append(f"{where}:{number}: {what}: {why}")
     return problems
 
 
@@ -858,13 +906,14 @@ order they are read'
             seen.add((line, name))
             snippet = match[0] if name != "dir" else match[0][match.start(2) - match.start() :]
             found.append((line, _misread(snippet), MATH_WHY if name == "math" else BDO_WHY, snippet))
-    in_source = set(BIDI_CONTROL.findall(source))
-    for match in [*_CHARACTER_REFERENCE.finditer(content), *BIDI_CONTROL.finditer(content)]:
+    in_source = {c for c in source if _unseen_character(c)}
+    unseen = re.compile(f"[{BIDI_CONTROLS}]|{_INVISIBLE_RANGES.pattern}")
+    for match in [*_CHARACTER_REFERENCE.finditer(content), *unseen.finditer(content)]:
         character = html.unescape(match[0])
-        if character in BIDI_CONTROLS and match[0] not in in_source:  # the source's own are bidi_in_source's
+        if _unseen_character(character) and match[0] not in in_source:  # the source's own are bidi_in_source's
             line = content.count("\n", 0, match.start()) + 1
-            what = f"a bidirectional control character ({bidi_name(character)}, written {match[0]!r})"
-            found.append((line, what, BIDI_WHY, match[0]))
+            what, why = _unseen_what(character, match[0])
+            found.append((line, what, why, match[0]))
     lines = source.split("\n")
     used: set[int] = set()
     problems = []

@@ -251,7 +251,8 @@ def as_seen(text: str) -> str:
     >>> as_seen("0\u20246652, 0,7311 and .0900")
     '0.6652, 0.7311 and .0900'
     """
-    text = "".join(c for c in text if unicodedata.category(c) not in {"Cf", "Mn"})
+    # Cn too: an unassigned code point in the default-ignorable ranges is drawn as nothing (security re-review 8b, W1).
+    text = "".join(c for c in text if unicodedata.category(c) not in {"Cf", "Mn", "Cn"})
     text = _DOT_LIKE_BEFORE_A_DIGIT.sub(".", text)
     text = _DECIMAL_COMMA.sub(r"\1.\2", text)
     text = _SUPERSCRIPT_RUN.sub(lambda m: _SUP + m[0].translate(_SUPERSCRIPT_DIGITS) + _END_SUP, text)
