@@ -1165,3 +1165,38 @@ def test_an_invisible_unassigned_code_point_is_refused_at_its_line():
     ]
     assert safety._clean("<p>0.66\u206552, 0.6\U000e0fff652</p>") == "<p>0.6652, 0.6652</p>"
     assert not safety.invisible_unassigned("\U000e0001")  # assigned (a tag: Cf), which the checks drop
+
+
+#: Security re-review 8b, W2: SMIL animations that set an href to another host (Chromium fetched both).
+ANIMATED_SVG = """\
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100" height="100">
+ <image width="50" height="50"><set attributeName="href" to="http://127.0.0.2:38112/set-href.png"/></image>
+ <image x="50"><animate attributeName="xlink:href" values="#a;http://127.0.0.2/anim.png" dur="1s"/></image>
+ <use y="50"><s:set xmlns:s="http://www.w3.org/2000/svg" attributeName=" href" from="#g" by="other.svg#g"/></use>
+ <image><set attributeName="href" to="#own"/><animate attributeName="width" values="1;2"/></image></svg>
+"""
+
+
+def test_an_svg_animation_that_sets_a_url_is_refused_in_a_static_file_and_in_a_page():
+    """Security re-review 8b, W2: <set attributeName="href" to="http://..."> and <animate
+    attributeName="xlink:href" values="..."> load from another host; static_file_loads read to/values
+    only for javascript:, and third_party_loads not at all."""
+    why = safety.STATIC_LOAD_WHY
+    assert safety.static_file_loads(ANIMATED_SVG, "docs/img/a.svg") == [
+        "docs/img/a.svg:2: <set attributeName='href' to='http://127.0.0.2:38112/set-href.png'> sets a URL, "
+        f"not the file's own #id: {why}",
+        "docs/img/a.svg:3: <animate attributeName='xlink:href' values='http://127.0.0.2/anim.png'> sets a URL, "
+        f"not the file's own #id: {why}",
+        f"docs/img/a.svg:4: <s:set attributeName='href' by='other.svg#g'> sets a URL, not the file's own #id: {why}",
+    ]
+    assert safety.third_party_loads(ANIMATED_SVG, "demo/b.html") == [
+        "demo/b.html:2: <set attributeName='href' to='http://127.0.0.2:38112/set-href.png'> loads from another host",
+        "demo/b.html:3: <animate attributeName='xlink:href' values='http://127.0.0.2/anim.png'> loads from another "
+        "host",
+    ]
+    source = '# X\n\n<svg><image><set attributeName="href" to="img/local.png"/></image></svg>\n'
+    assert safety.page_code(source.split("\n\n", 1)[1], "docs/x.md", source) == [
+        "docs/x.md:3: <set attributeName='href' to='img/local.png'>: an SVG animation sets a link or a resource "
+        "to another URL than the page's own #id, which the checks of what a page loads never see in its markup "
+        "(security re-review 8b, W2): animate only to #id, or draw the figure in docs/javascripts/qkv.js"
+    ]

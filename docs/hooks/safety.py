@@ -220,6 +220,35 @@ def is_third_party(url: str) -> bool:
     return bool(scheme) and scheme[1].lower() not in _LOCAL_SCHEMES
 
 
+#: SVG's animation elements (SMIL): each sets an attribute of its target (``attributeName``) to its
+#: ``to``, ``from``, ``by`` or each of its ``values`` in turn (security re-review 8b, W2).
+ANIMATION_ELEMENTS = frozenset({"set", "animate", "animatecolor", "animatemotion", "animatetransform"})
+_ANIMATION_VALUES = ("to", "from", "by", "values")
+
+
+def animated_urls(tag: str, attributes: dict[str, str]) -> list[tuple[str, str]]:
+    """(attribute, value) for each URL an SVG animation element (any prefix) sets a URL-valued attribute
+    (``href``, ``xlink:href``, ``src``, ...) to that is not the document's own ``#id``; ``attributes``
+    by lower-case name.
+
+    >>> animated_urls("set", {"attributename": "xlink:href", "to": "http://x.example/a.png"})
+    [('to', 'http://x.example/a.png')]
+    >>> animated_urls("animate", {"attributename": "href", "values": "#a; #b"}), animated_urls("rect", {})
+    ([], [])
+    """
+    if tag.rsplit(":", 1)[-1].lower() not in ANIMATION_ELEMENTS:
+        return []
+    target = attributes.get("attributename", "").strip().lower().rsplit(":", 1)[-1]
+    if target not in _XML_URL_ATTRIBUTES:
+        return []
+    found = []
+    for name in _ANIMATION_VALUES:
+        for part in (attributes.get(name) or "").split(";") if name == "values" else [attributes.get(name) or ""]:
+            if part.strip() and not part.strip().startswith("#"):
+                found.append((name, part.strip()))
+    return found
+
+
 def _css_urls(tokens, line: int = 1):
     """(url, line) for each url()/src()/image-set() string/@import in CSS component values."""
     for token in tokens:
@@ -295,6 +324,10 @@ class _LoadFinder(HTMLParser):
                     for url, _ in _css_urls(tinycss2.parse_component_value_list(value, skip_comments=True), line)
                     if is_third_party(url)
                 ]
+        for name, value in animated_urls(tag, values):
+            if is_third_party(value):
+                target = values.get("attributename", "").strip()
+                self._add(f"<{tag} attributeName={target!r} {name}={value!r}> loads from another host")
         if tag in SVG_HREF_TAGS:
             for name in ("href", "xlink:href"):
                 if name in values and is_third_party(values[name]):
@@ -575,7 +608,7 @@ def script_url(url: str) -> bool:
 @dataclass(frozen=True)
 class _Active:
     line: int  # in the HTML
-    kind: str  # "element", "handler", "url" (these run code), "theme", "style" or "redirect"
+    kind: str  # "element", "handler", "url" (these run code), "theme", "style", "redirect" or "animation"
     what: str
     clue: str  # text to look for in the page's source
 
@@ -610,6 +643,9 @@ class _ActiveFinder(HTMLParser):
                 self._add("style", f'{name}="{value}" on <{tag}>', f"{name}=")
             elif name == "id" and value.startswith("__") and not value.startswith(_CONTENT_IDS):
                 self._add("theme", f'id="{value}" on <{tag}>', value)
+        for name, value in animated_urls(tag, dict(values)):
+            target = dict(values).get("attributename", "").strip()
+            self._add("animation", f"<{tag} attributeName={target!r} {name}={value!r}>", value)
         if local == "script":
             src = dict(values).get("src") or dict(values).get("href") or dict(values).get("xlink:href")
             self._script, self._body = (self.getpos()[0], tag, f'src="{src}"' if src else ""), []
@@ -727,6 +763,12 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
                 "a page's content carries no <base>, <meta> or <template> (a <base> moves where the theme's "
                 "own scripts load from; a <meta> refreshes or sets policy; a <template> can open a shadow "
                 "root that shows text the page does not hold)"
+            )
+        elif item.kind == "animation":
+            why = (
+                "an SVG animation sets a link or a resource to another URL than the page's own #id, which the "
+                "checks of what a page loads never see in its markup (security re-review 8b, W2): animate only "
+                "to #id, or draw the figure in docs/javascripts/qkv.js"
             )
         elif item.kind == "style":
             why = (
@@ -1178,6 +1220,12 @@ def static_file_loads(text: str, where: str) -> list[str]:
                         found.append((at, f"url({url!r}) in <{tag} {attribute_name}>"))
             if attribute_local.lower() in _XML_URL_ATTRIBUTES and is_third_party(value):
                 found.append((line, f"{attribute_name}={value!r} on <{tag}> names another host"))
+        by_name = {_qualified(attribute)[1].lower(): value for attribute, value in attributes.items()}
+        for name, value in animated_urls(local, by_name):
+            target = by_name.get("attributename", "").strip()
+            found.append(
+                (line, f"<{tag} attributeName={target!r} {name}={value!r}> sets a URL, not the file's own #id")
+            )
         if local.lower() == "style":
             style.append((line, tag, []))
 
