@@ -671,7 +671,7 @@ def test_the_policy_hashes_each_inline_script_as_the_browser_does():
     # mkdocs serve's live-reload script changes on every request: no hash can allow it.
     served = safety.with_csp(page, "t.html", live_reload=True)
     assert "script-src 'self' 'unsafe-inline';" in served and "sha256" not in served
-    with pytest.raises(ValueError, match=r"t\.html: no <head> to put the Content-Security-Policy <meta> in"):
+    with pytest.raises(ValueError, match=r"t\.html: <p> comes before any <head>, so there is no <head> to put"):
         safety.with_csp("<p>x</p>", "t.html")
 
 
@@ -1200,3 +1200,49 @@ def test_an_svg_animation_that_sets_a_url_is_refused_in_a_static_file_and_in_a_p
         "to another URL than the page's own #id, which the checks of what a page loads never see in its markup "
         "(security re-review 8b, W2): animate only to #id, or draw the figure in docs/javascripts/qkv.js"
     ]
+
+
+def _first_in_head(html_text: str) -> tuple[str, dict]:
+    """The first element inside the <head> an HTML parser finds (after <meta charset>), with its attributes."""
+    from html.parser import HTMLParser
+
+    found: list[tuple[str, dict]] = []
+
+    class Parser(HTMLParser):
+        in_head = False
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "head":
+                self.in_head = True
+            elif self.in_head and not found and not (tag == "meta" and "charset" in dict(attrs)):
+                found.append((tag, dict(attrs)))
+
+    Parser().feed(html_text)
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    "before",
+    ["<!-- the <head> holds only the charset -->", '<html data-x="<head>">', "<!-- <head> -->\n<html>"],
+)
+def test_the_policy_is_the_first_element_of_the_real_head(before):
+    """Security re-review 8b, W3: with_csp put the policy after the first *text* match of <head, inside a
+    comment or an attribute value before the real head, so a static HTML demo had no policy."""
+    demo = f'<!doctype html>\n{before}<head><meta charset="utf-8"><title>d</title></head><body>x</body></html>\n'
+    tag, attrs = _first_in_head(safety.with_csp(demo, "docs/demo/b.html"))
+    assert (tag, attrs["http-equiv"]) == ("meta", "Content-Security-Policy")
+    assert attrs["content"].startswith("default-src 'self'; script-src 'self';")
+
+
+def test_a_static_html_with_content_before_its_head_is_refused():
+    """Security re-review 8b, W3: a browser opens the head itself at the first content (and ignores a
+    later <head> tag), so a policy put in that later tag would not hold."""
+    for text, found in [("<!doctype html><p>x</p><head></head>", "<p>"), ("<!-- <head> --><html></html>", "no <head>")]:
+        with pytest.raises(ValueError) as error:
+            safety.with_csp(text, "docs/demo/c.html")
+        assert str(error.value) == (
+            f"docs/demo/c.html: {found + ' comes before any <head>' if found != 'no <head>' else found}, so there "
+            "is no <head> to put the Content-Security-Policy <meta> at the top of (a <head> in a comment or an "
+            "attribute value is no head, and a browser opens the head itself at the first content): start the "
+            "file <!doctype html><html><head>"
+        )

@@ -455,23 +455,63 @@ def content_security_policy(text: str, *, wasm: bool = False, live_reload: bool 
     )
 
 
-_HEAD = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 _CHARSET = re.compile(r"<meta\s+charset=[^>]*>", re.IGNORECASE)
+
+
+class _HeadFinder(HTMLParser):
+    """Where the document's real ``<head>`` start tag ends, as a parser reads it (not a ``<head>`` in a
+    comment or an attribute value: security re-review 8b, W3); ``before``: the first thing other than a
+    doctype, a comment, whitespace or ``<html>`` that comes before it (a browser then opens the head
+    itself and ignores a later ``<head>`` tag)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=False)
+        self.end: int | None = None
+        self.before = ""
+
+    def _offset(self) -> int:
+        line, column = self.getpos()
+        return sum(map(len, self.rawdata.split("\n")[: line - 1])) + line - 1 + column
+
+    def handle_starttag(self, tag, attrs):
+        if self.end is not None or self.before:
+            return
+        if tag == "head":
+            self.end = self._offset() + len(self.get_starttag_text() or "")
+        elif tag != "html":
+            self.before = f"<{tag}>"
+
+    def handle_startendtag(self, tag, attrs):
+        if self.end is None and not self.before:
+            self.before = f"<{tag}/>"
+
+    def handle_data(self, data):
+        if self.end is None and not self.before and data.strip():
+            self.before = repr(data.strip()[:30])
 
 
 def with_csp(text: str, where: str, *, wasm: bool = False, live_reload: bool = False) -> str:
     """The page with its Content-Security-Policy ``<meta>`` at the top of
     ``<head>`` (after ``<meta charset>``, which must stay in the first 1024
-    bytes), before any script."""
-    head = _HEAD.search(text)
-    if head is None:
-        raise ValueError(f"{where}: no <head> to put the Content-Security-Policy <meta> in")
-    after_head = head.end() + len(text[head.end() :]) - len(text[head.end() :].lstrip())
-    head = _CHARSET.match(text, after_head) or head
+    bytes), before any script. The ``<head>`` is the start tag an HTML parser
+    finds (``_HeadFinder``), which must come before any content."""
+    finder = _HeadFinder()
+    finder.feed(text)
+    finder.close()
+    if finder.end is None:
+        found = f"{finder.before} comes before any <head>" if finder.before else "no <head>"
+        raise ValueError(
+            f"{where}: {found}, so there is no <head> to put the Content-Security-Policy <meta> at the top of "
+            "(a <head> in a comment or an attribute value is no head, and a browser opens the head itself at the "
+            "first content): start the file <!doctype html><html><head>"
+        )
+    after_head = finder.end + len(text[finder.end :]) - len(text[finder.end :].lstrip())
+    charset = _CHARSET.match(text, after_head)
+    end = charset.end() if charset else finder.end
     policy = content_security_policy(text, wasm=wasm, live_reload=live_reload)
     policy = html.escape(policy, quote=False).replace('"', "&quot;")
     tag = f'\n    <meta http-equiv="Content-Security-Policy" content="{policy}">'
-    return text[: head.end()] + tag + text[head.end() :]
+    return text[:end] + tag + text[end:]
 
 
 _URL_IN_MESSAGE = re.compile(r"//[^'\"\s)]+")
