@@ -556,3 +556,22 @@ def test_an_invisible_unassigned_code_point_inside_a_number_is_read_as_nothing_a
         f"docs/exercises/ex.ipynb:{line}: 0.6625 is not in any verified output",
         f"docs/exercises/ex.ipynb:{line}: an invisible unassigned code point (U+E0080): {UNASSIGNED_WHY}",
     ]
+
+
+def test_a_list_marker_set_by_hand_is_named(tmp_path):
+    """Security re-review 8b, W6: <ol start="18944001"> shows the marker 18944001., which the check never
+    read; the build refuses start= on <ol> and value= on <li> (safety.authored_markup), the check names them."""
+    text = (
+        '# t\n\n<ol start="18944001"><li>parameters (d = 512).</li></ol>\n\n'
+        '<ol><li value="66520">x</li></ol>\n\n1. Markdown\'s own list\n2. carries no start\n'
+    )
+    why = (
+        'a list\'s markers are numbers the browser draws from it (<ol start="18944001"> shows 18944001.) where '
+        "the prose check never reads them (security re-review 8b, W6), and Markdown's own lists carry none: "
+        "write the number in the item's text"
+    )
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == [
+        "p.md:5: 66520 is not in any verified output",  # a <li value> was read already
+        f'p.md:3: start="18944001" on <ol>: {why}',
+        f'p.md:5: value="66520" on <li>: {why}',
+    ]

@@ -901,6 +901,11 @@ MATH_WHY = (
     "MathML written by hand can hide part of a number from the reader (scriptlevel, mpadded, a <semantics> "
     "child after the first) while the checks read it: write the formula in TeX"
 )
+MARKER_WHY = (
+    'a list\'s markers are numbers the browser draws from it (<ol start="18944001"> shows 18944001.) where '
+    "the prose check never reads them (security re-review 8b, W6), and Markdown's own lists carry none: "
+    "write the number in the item's text"
+)
 #: ``<bdo>`` and ``<math>`` (any prefix) and a ``dir=`` inside a tag, in the raw text.
 _RAW_AUTHORED = re.compile(r"<(?:[\w.-]+:)?(bdo|math)(?=[\s/>])|<(?:[^\W\d]|:)[^<>]*?[\s\"'/](dir)\s*=", re.IGNORECASE)
 
@@ -957,6 +962,8 @@ class _AuthoredFinder(HTMLParser):
         for name, value in attrs:
             if name.lower() == "dir" and local != "bdo":  # a <bdo> is named once
                 self.found.append((line, "dir", f'dir="{value or ""}" on <{tag}>', BDO_WHY, clue))
+            elif (local, name.lower()) in (("ol", "start"), ("li", "value")):
+                self.found.append((line, "marker", f'{name.lower()}="{value or ""}" on <{tag}>', MARKER_WHY, clue))
 
 
 def authored_markup(content: str, where: str, source: str = "") -> list[str]:
@@ -965,7 +972,7 @@ def authored_markup(content: str, where: str, source: str = "") -> list[str]:
     another order than it is stored or hides part of it from the checks:
     a bidirectional control character (a character reference too: the
     source's lines are read by :func:`bidi_in_source`), a ``<bdo>``, a
-    ``dir=`` attribute and MathML written by hand (``<math>``: the build
+    ``dir=`` attribute, a list marker set by hand (``<ol start>``, ``<li value>``) and MathML written by hand (``<math>``: the build
     makes its own from TeX, :func:`hooks.mathml`). Each as
     ``<where>:<line>: <what>: <why>`` at the first source line holding it
     (``<where>: ...`` when none does).
