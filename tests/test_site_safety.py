@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 import subprocess
 import sys
@@ -1246,3 +1247,28 @@ def test_a_static_html_with_content_before_its_head_is_refused():
             "attribute value is no head, and a browser opens the head itself at the first content): start the "
             "file <!doctype html><html><head>"
         )
+
+
+@pytest.mark.build
+def test_a_hand_written_exercise_notebook_and_a_raw_cell_fail_the_build(tmp_path):
+    """Security re-review 8b, W5: a hand-written docs/exercises/*.ipynb was checked against its stored
+    outputs (forged: 0.6652 under print(round(0.66251, 4))) while the build ran it again; W4/W5: a raw
+    cell (jupytext's `# %% [raw]`) was shown as HTML and read by nothing."""
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# ZZ\n"]}]
+    ipynb = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    result, _ = build(tmp_path, {"exercises/zz.ipynb": ipynb})
+    assert result.returncode != 0
+    assert (
+        "docs/exercises/zz.ipynb: an .ipynb page that notebooks.py does not generate: the build runs it again and "
+        "shows fresh outputs, while the prose check reads the outputs stored in the file, which can say anything "
+        "(security re-review 8b, W5): add it to notebooks.EXERCISES and generate it (python docs/hooks/notebooks.py), "
+        "or write it as a percent notebook under docs/notebooks/"
+    ) in result.stderr, result.stderr[-3000:]
+    (tmp_path / "nb").mkdir()
+    notebook = '# %% [markdown]\n# # NB\n\n# %% [raw] raw_mimetype="text/html"\n# <p>C: the weight is 0.8888.</p>\n'
+    raw, _ = build(tmp_path / "nb", {"notebooks/zz.py": notebook})
+    assert raw.returncode != 0
+    assert (
+        "docs/notebooks/zz.py:5: a raw cell ('<p>C: the weight is 0.8888.</p>'): nbconvert shows its text as HTML, "
+        "which the prose check never reads: make it a markdown cell"
+    ) in raw.stderr, raw.stderr[-3000:]
