@@ -575,3 +575,21 @@ def test_a_list_marker_set_by_hand_is_named(tmp_path):
         f'p.md:3: start="18944001" on <ol>: {why}',
         f'p.md:5: value="66520" on <li>: {why}',
     ]
+
+
+def test_percent_notebook_cells_are_read_as_jupytext_reads_them(tmp_path):
+    """Security re-review 8b, W4: jupytext (and so the site) reads `# %% [md]`, `#%% [markdown]` and an
+    indented marker as markdown cells; the check read them as code and named only the control."""
+    text = (
+        "# %% [markdown]\n# # NB\n\n# %%\nprint(round(0.66251, 4))\n\n"
+        "# %% [md]\n# A: the weight is 0.6652.\n\n"
+        "#%% [markdown]\n# B: the weight is 0.7777.\n\n"
+        "  # %% [markdown]\n# C: the weight is 0.8888.\n\n"
+        "# %% [markdown]\n# Control: the weight is 0.9999.\n"
+    )
+    assert unchecked_numbers(write(tmp_path, text, "zz.py"), "docs/notebooks/zz.py") == [
+        "docs/notebooks/zz.py:8: 0.6652 is not in any verified output",
+        "docs/notebooks/zz.py:11: 0.7777 is not in any verified output",
+        "docs/notebooks/zz.py:14: 0.8888 is not in any verified output",
+        "docs/notebooks/zz.py:17: 0.9999 is not in any verified output",
+    ]
