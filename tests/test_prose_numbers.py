@@ -519,3 +519,77 @@ def test_numbers_the_theme_shows_from_front_matter_and_toc_labels(tmp_path):
         + "\n```python\nprint(0.6652, 0.1234, 0.7311, 0.4444)\n```\n\n```output\n0.6652 0.1234 0.7311 0.4444\n```\n"
     )
     assert unchecked_numbers(write(tmp_path, checked, "ok.md"), "ok.md") == []
+
+
+UNASSIGNED_WHY = (
+    "a browser draws an unassigned code point of the default-ignorable ranges (U+2065, U+FFF0-U+FFF8, "
+    "U+E0000-U+E0FFF) as nothing (0.66<U+2065>52 shows 0.6652 where a check that takes it for a separator "
+    "reads 0.66 and 52), and no text needs one: delete it"
+)
+
+
+def test_an_invisible_unassigned_code_point_inside_a_number_is_read_as_nothing_and_named(tmp_path):
+    """Security re-review 8b, W1: U+2065, U+FFF0 and U+E0080 (unassigned, default-ignorable) are drawn as
+    nothing, so 0.66<U+2065>52 shows 0.6652; the check read 0.66 and 52 (the output's 0.6625 "verified" a
+    wrong number) and named nothing. It reads 0.6652 now, and names each such character at its line."""
+    text = (
+        "# t\n\n```python\nprint(round(0.66251, 4))\n```\n\n```output\n0.6625\n```\n\n"
+        "A: the weight is 0.66\u206552.\n\n"
+        "B: the weight is 0.6\ufff0652.\n\n"
+        "C: the weight is 0.66&#x2065;52.\n\n"
+        "```text\nweight: 0.6\U000e0080625\n```\n"
+    )
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == [
+        "p.md:11: 0.6652 is not in any verified output",
+        "p.md:13: 0.6652 is not in any verified output",
+        "p.md:15: 0.6652 is not in any verified output",
+        f"p.md:11: an invisible unassigned code point (U+2065): {UNASSIGNED_WHY}",
+        f"p.md:13: an invisible unassigned code point (U+FFF0): {UNASSIGNED_WHY}",
+        f"p.md:18: an invisible unassigned code point (U+E0080): {UNASSIGNED_WHY}",
+        f"p.md:15: an invisible unassigned code point (U+2065, written '&#x2065;'): {UNASSIGNED_WHY}",
+    ]
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# E\n", "\n", "Aim for 0.6\U000e0080625.\n"]}]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = write(tmp_path, json.dumps(notebook, indent=1), "ex.ipynb")  # ensure_ascii: \\udb40\\udc80
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "\\udb40\\udc80" in text)
+    assert unchecked_numbers(path, "docs/exercises/ex.ipynb") == [
+        f"docs/exercises/ex.ipynb:{line}: 0.6625 is not in any verified output",
+        f"docs/exercises/ex.ipynb:{line}: an invisible unassigned code point (U+E0080): {UNASSIGNED_WHY}",
+    ]
+
+
+def test_a_list_marker_set_by_hand_is_named(tmp_path):
+    """Security re-review 8b, W6: <ol start="18944001"> shows the marker 18944001., which the check never
+    read; the build refuses start= on <ol> and value= on <li> (safety.authored_markup), the check names them."""
+    text = (
+        '# t\n\n<ol start="18944001"><li>parameters (d = 512).</li></ol>\n\n'
+        '<ol><li value="66520">x</li></ol>\n\n1. Markdown\'s own list\n2. carries no start\n'
+    )
+    why = (
+        'a list\'s markers are numbers the browser draws from it (<ol start="18944001"> shows 18944001.) where '
+        "the prose check never reads them (security re-review 8b, W6), and Markdown's own lists carry none: "
+        "write the number in the item's text"
+    )
+    assert unchecked_numbers(write(tmp_path, text), "p.md") == [
+        "p.md:5: 66520 is not in any verified output",  # a <li value> was read already
+        f'p.md:3: start="18944001" on <ol>: {why}',
+        f'p.md:5: value="66520" on <li>: {why}',
+    ]
+
+
+def test_percent_notebook_cells_are_read_as_jupytext_reads_them(tmp_path):
+    """Security re-review 8b, W4: jupytext (and so the site) reads `# %% [md]`, `#%% [markdown]` and an
+    indented marker as markdown cells; the check read them as code and named only the control."""
+    text = (
+        "# %% [markdown]\n# # NB\n\n# %%\nprint(round(0.66251, 4))\n\n"
+        "# %% [md]\n# A: the weight is 0.6652.\n\n"
+        "#%% [markdown]\n# B: the weight is 0.7777.\n\n"
+        "  # %% [markdown]\n# C: the weight is 0.8888.\n\n"
+        "# %% [markdown]\n# Control: the weight is 0.9999.\n"
+    )
+    assert unchecked_numbers(write(tmp_path, text, "zz.py"), "docs/notebooks/zz.py") == [
+        "docs/notebooks/zz.py:8: 0.6652 is not in any verified output",
+        "docs/notebooks/zz.py:11: 0.7777 is not in any verified output",
+        "docs/notebooks/zz.py:14: 0.8888 is not in any verified output",
+        "docs/notebooks/zz.py:17: 0.9999 is not in any verified output",
+    ]

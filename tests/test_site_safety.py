@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 import subprocess
 import sys
@@ -671,7 +672,7 @@ def test_the_policy_hashes_each_inline_script_as_the_browser_does():
     # mkdocs serve's live-reload script changes on every request: no hash can allow it.
     served = safety.with_csp(page, "t.html", live_reload=True)
     assert "script-src 'self' 'unsafe-inline';" in served and "sha256" not in served
-    with pytest.raises(ValueError, match=r"t\.html: no <head> to put the Content-Security-Policy <meta> in"):
+    with pytest.raises(ValueError, match=r"t\.html: <p> comes before any <head>, so there is no <head> to put"):
         safety.with_csp("<p>x</p>", "t.html")
 
 
@@ -1137,3 +1138,137 @@ def test_a_notebook_cell_that_writes_the_templates_copy_target_fails_the_build(t
         "of a code cell's copy target, so that cell's copy button would copy the cell's text instead of the code "
         "shown: delete it"
     ) in result.stderr, result.stderr[-3000:]
+
+
+UNASSIGNED_WHY = (
+    "a browser draws an unassigned code point of the default-ignorable ranges (U+2065, U+FFF0-U+FFF8, "
+    "U+E0000-U+E0FFF) as nothing (0.66<U+2065>52 shows 0.6652 where a check that takes it for a separator "
+    "reads 0.66 and 52), and no text needs one: delete it"
+)
+
+
+def test_an_invisible_unassigned_code_point_is_refused_at_its_line():
+    """Security re-review 8b, W1: U+2065, U+FFF0-U+FFF8 and U+E0000-U+E0FFF (unassigned) are drawn as
+    nothing inside a number; the build refuses them as it refuses the bidi controls: in a page's source
+    (fences too), as a JSON escape in an .ipynb (a surrogate pair), as a character reference; the
+    notebook sanitiser drops them."""
+    page = "# X\n\nThe weight is 0.66\u206552.\n\n```text\nweight: 0.6\ufff8652\n```\n"
+    assert safety.bidi_in_source(page, "docs/x.md") == [
+        f"docs/x.md:3: an invisible unassigned code point (U+2065): {UNASSIGNED_WHY}",
+        f"docs/x.md:6: an invisible unassigned code point (U+FFF8): {UNASSIGNED_WHY}",
+    ]
+    ipynb = '{\n "source": ["0.6\\udb40\\udc80652 and 0.6\\\\u2065 (an escaped backslash: text)"]\n}'
+    assert safety.bidi_in_source(ipynb, "docs/exercises/e.ipynb", json_escapes=True) == [
+        f"docs/exercises/e.ipynb:2: an invisible unassigned code point (U+E0080): {UNASSIGNED_WHY}"
+    ]
+    assert safety.authored_markup("<p>0.66&#x2065;52</p>", "docs/x.md", "# X\n\n0.66&#x2065;52\n") == [
+        f"docs/x.md:3: an invisible unassigned code point (U+2065, written '&#x2065;'): {UNASSIGNED_WHY}"
+    ]
+    assert safety._clean("<p>0.66\u206552, 0.6\U000e0fff652</p>") == "<p>0.6652, 0.6652</p>"
+    assert not safety.invisible_unassigned("\U000e0001")  # assigned (a tag: Cf), which the checks drop
+
+
+#: Security re-review 8b, W2: SMIL animations that set an href to another host (Chromium fetched both).
+ANIMATED_SVG = """\
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100" height="100">
+ <image width="50" height="50"><set attributeName="href" to="http://127.0.0.2:38112/set-href.png"/></image>
+ <image x="50"><animate attributeName="xlink:href" values="#a;http://127.0.0.2/anim.png" dur="1s"/></image>
+ <use y="50"><s:set xmlns:s="http://www.w3.org/2000/svg" attributeName=" href" from="#g" by="other.svg#g"/></use>
+ <image><set attributeName="href" to="#own"/><animate attributeName="width" values="1;2"/></image></svg>
+"""
+
+
+def test_an_svg_animation_that_sets_a_url_is_refused_in_a_static_file_and_in_a_page():
+    """Security re-review 8b, W2: <set attributeName="href" to="http://..."> and <animate
+    attributeName="xlink:href" values="..."> load from another host; static_file_loads read to/values
+    only for javascript:, and third_party_loads not at all."""
+    why = safety.STATIC_LOAD_WHY
+    assert safety.static_file_loads(ANIMATED_SVG, "docs/img/a.svg") == [
+        "docs/img/a.svg:2: <set attributeName='href' to='http://127.0.0.2:38112/set-href.png'> sets a URL, "
+        f"not the file's own #id: {why}",
+        "docs/img/a.svg:3: <animate attributeName='xlink:href' values='http://127.0.0.2/anim.png'> sets a URL, "
+        f"not the file's own #id: {why}",
+        f"docs/img/a.svg:4: <s:set attributeName='href' by='other.svg#g'> sets a URL, not the file's own #id: {why}",
+    ]
+    assert safety.third_party_loads(ANIMATED_SVG, "demo/b.html") == [
+        "demo/b.html:2: <set attributeName='href' to='http://127.0.0.2:38112/set-href.png'> loads from another host",
+        "demo/b.html:3: <animate attributeName='xlink:href' values='http://127.0.0.2/anim.png'> loads from another "
+        "host",
+    ]
+    source = '# X\n\n<svg><image><set attributeName="href" to="img/local.png"/></image></svg>\n'
+    assert safety.page_code(source.split("\n\n", 1)[1], "docs/x.md", source) == [
+        "docs/x.md:3: <set attributeName='href' to='img/local.png'>: an SVG animation sets a link or a resource "
+        "to another URL than the page's own #id, which the checks of what a page loads never see in its markup "
+        "(security re-review 8b, W2): animate only to #id, or draw the figure in docs/javascripts/qkv.js"
+    ]
+
+
+def _first_in_head(html_text: str) -> tuple[str, dict]:
+    """The first element inside the <head> an HTML parser finds (after <meta charset>), with its attributes."""
+    from html.parser import HTMLParser
+
+    found: list[tuple[str, dict]] = []
+
+    class Parser(HTMLParser):
+        in_head = False
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "head":
+                self.in_head = True
+            elif self.in_head and not found and not (tag == "meta" and "charset" in dict(attrs)):
+                found.append((tag, dict(attrs)))
+
+    Parser().feed(html_text)
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    "before",
+    ["<!-- the <head> holds only the charset -->", '<html data-x="<head>">', "<!-- <head> -->\n<html>"],
+)
+def test_the_policy_is_the_first_element_of_the_real_head(before):
+    """Security re-review 8b, W3: with_csp put the policy after the first *text* match of <head, inside a
+    comment or an attribute value before the real head, so a static HTML demo had no policy."""
+    demo = f'<!doctype html>\n{before}<head><meta charset="utf-8"><title>d</title></head><body>x</body></html>\n'
+    tag, attrs = _first_in_head(safety.with_csp(demo, "docs/demo/b.html"))
+    assert (tag, attrs["http-equiv"]) == ("meta", "Content-Security-Policy")
+    assert attrs["content"].startswith("default-src 'self'; script-src 'self';")
+
+
+def test_a_static_html_with_content_before_its_head_is_refused():
+    """Security re-review 8b, W3: a browser opens the head itself at the first content (and ignores a
+    later <head> tag), so a policy put in that later tag would not hold."""
+    for text, found in [("<!doctype html><p>x</p><head></head>", "<p>"), ("<!-- <head> --><html></html>", "no <head>")]:
+        with pytest.raises(ValueError) as error:
+            safety.with_csp(text, "docs/demo/c.html")
+        assert str(error.value) == (
+            f"docs/demo/c.html: {found + ' comes before any <head>' if found != 'no <head>' else found}, so there "
+            "is no <head> to put the Content-Security-Policy <meta> at the top of (a <head> in a comment or an "
+            "attribute value is no head, and a browser opens the head itself at the first content): start the "
+            "file <!doctype html><html><head>"
+        )
+
+
+@pytest.mark.build
+def test_a_hand_written_exercise_notebook_and_a_raw_cell_fail_the_build(tmp_path):
+    """Security re-review 8b, W5: a hand-written docs/exercises/*.ipynb was checked against its stored
+    outputs (forged: 0.6652 under print(round(0.66251, 4))) while the build ran it again; W4/W5: a raw
+    cell (jupytext's `# %% [raw]`) was shown as HTML and read by nothing."""
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# ZZ\n"]}]
+    ipynb = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    result, _ = build(tmp_path, {"exercises/zz.ipynb": ipynb})
+    assert result.returncode != 0
+    assert (
+        "docs/exercises/zz.ipynb: an .ipynb page that notebooks.py does not generate: the build runs it again and "
+        "shows fresh outputs, while the prose check reads the outputs stored in the file, which can say anything "
+        "(security re-review 8b, W5): add it to notebooks.EXERCISES and generate it (python docs/hooks/notebooks.py), "
+        "or write it as a percent notebook under docs/notebooks/"
+    ) in result.stderr, result.stderr[-3000:]
+    (tmp_path / "nb").mkdir()
+    notebook = '# %% [markdown]\n# # NB\n\n# %% [raw] raw_mimetype="text/html"\n# <p>C: the weight is 0.8888.</p>\n'
+    raw, _ = build(tmp_path / "nb", {"notebooks/zz.py": notebook})
+    assert raw.returncode != 0
+    assert (
+        "docs/notebooks/zz.py:5: a raw cell ('<p>C: the weight is 0.8888.</p>'): nbconvert shows its text as HTML, "
+        "which the prose check never reads: make it a markdown cell"
+    ) in raw.stderr, raw.stderr[-3000:]

@@ -64,7 +64,7 @@ import html
 import logging
 import re
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from xml.etree.ElementTree import tostring
 
 from latex2mathml.converter import convert_to_element as tex_to_element
@@ -221,6 +221,17 @@ def docs_files_problems(files, config) -> list[str]:
             continue  # the theme's own files
         if problem := safety.docs_file_problem(file.src_uri):
             problems.append(problem)
+        elif (
+            notebooks.at_a_notebook_place(file.src_uri)
+            and file.src_uri.endswith(".ipynb")
+            and PurePosixPath(file.src_uri).stem not in notebooks.EXERCISES
+        ):
+            problems.append(
+                f"docs/{file.src_uri}: an .ipynb page that notebooks.py does not generate: the build runs it again "
+                "and shows fresh outputs, while the prose check reads the outputs stored in the file, which can say "
+                "anything (security re-review 8b, W5): add it to notebooks.EXERCISES and generate it "
+                "(python docs/hooks/notebooks.py), or write it as a percent notebook under docs/notebooks/"
+            )
         elif jupyter is not None and jupyter.should_include(file) and not notebooks.at_a_notebook_place(file.src_uri):
             problems.append(
                 f"docs/{file.src_uri}: a notebook page (mkdocs-jupyter's include, matched from the right) outside "
@@ -480,9 +491,29 @@ def _check_authored(html_content: str, page) -> None:
     own = html_content
     if _is_notebook(page):  # nbconvert's template header is not the notebook's
         own = own[max(own.find(safety.NOTEBOOK_START), 0) :]
+        problems += raw_cells(page.file.abs_src_path, where, source)
     problems += safety.authored_markup(own, where, source)
     if problems:
         raise PluginError("\n".join(problems))
+
+
+def raw_cells(path: str, where: str, source: str) -> list[str]:
+    """A notebook page's raw cells, read as mkdocs-jupyter reads the notebook (``jupytext.read``):
+    nbconvert shows a raw cell's text as HTML, which the prose check never reads (security re-review 8b,
+    W4, W5). Each as ``<where>:<line>`` of its first line."""
+    import jupytext
+
+    problems = []
+    lines = source.split("\n")
+    for cell in jupytext.read(path).cells:
+        if cell.cell_type == "raw":
+            first = next((text.strip() for text in cell.source.splitlines() if text.strip()), "")
+            number = next((n for n, text in enumerate(lines, 1) if first and first in text), None)
+            problems.append(
+                f"{where}:{number or 1}: a raw cell ({first[:40]!r}): nbconvert shows its text as HTML, which the "
+                "prose check never reads: make it a markdown cell"
+            )
+    return problems
 
 
 #: A block the SQL runner gives a Run button (sql-runner.js: ``div.qkv-sql``).

@@ -130,8 +130,8 @@ def _notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
 
 
 def _clean(fragment: str) -> str:
-    """The fragment sanitised, without bidirectional controls (``BIDI_CONTROLS``)."""
-    return BIDI_CONTROL.sub("", _nh3_clean(fragment))
+    """The fragment sanitised, without bidirectional controls (``BIDI_CONTROLS``) or invisible unassigned code points."""
+    return _INVISIBLE_RANGES.sub("", BIDI_CONTROL.sub("", _nh3_clean(fragment)))
 
 
 def _nh3_clean(fragment: str) -> str:
@@ -220,6 +220,35 @@ def is_third_party(url: str) -> bool:
     return bool(scheme) and scheme[1].lower() not in _LOCAL_SCHEMES
 
 
+#: SVG's animation elements (SMIL): each sets an attribute of its target (``attributeName``) to its
+#: ``to``, ``from``, ``by`` or each of its ``values`` in turn (security re-review 8b, W2).
+ANIMATION_ELEMENTS = frozenset({"set", "animate", "animatecolor", "animatemotion", "animatetransform"})
+_ANIMATION_VALUES = ("to", "from", "by", "values")
+
+
+def animated_urls(tag: str, attributes: dict[str, str]) -> list[tuple[str, str]]:
+    """(attribute, value) for each URL an SVG animation element (any prefix) sets a URL-valued attribute
+    (``href``, ``xlink:href``, ``src``, ...) to that is not the document's own ``#id``; ``attributes``
+    by lower-case name.
+
+    >>> animated_urls("set", {"attributename": "xlink:href", "to": "http://x.example/a.png"})
+    [('to', 'http://x.example/a.png')]
+    >>> animated_urls("animate", {"attributename": "href", "values": "#a; #b"}), animated_urls("rect", {})
+    ([], [])
+    """
+    if tag.rsplit(":", 1)[-1].lower() not in ANIMATION_ELEMENTS:
+        return []
+    target = attributes.get("attributename", "").strip().lower().rsplit(":", 1)[-1]
+    if target not in _XML_URL_ATTRIBUTES:
+        return []
+    found = []
+    for name in _ANIMATION_VALUES:
+        for part in (attributes.get(name) or "").split(";") if name == "values" else [attributes.get(name) or ""]:
+            if part.strip() and not part.strip().startswith("#"):
+                found.append((name, part.strip()))
+    return found
+
+
 def _css_urls(tokens, line: int = 1):
     """(url, line) for each url()/src()/image-set() string/@import in CSS component values."""
     for token in tokens:
@@ -295,6 +324,10 @@ class _LoadFinder(HTMLParser):
                     for url, _ in _css_urls(tinycss2.parse_component_value_list(value, skip_comments=True), line)
                     if is_third_party(url)
                 ]
+        for name, value in animated_urls(tag, values):
+            if is_third_party(value):
+                target = values.get("attributename", "").strip()
+                self._add(f"<{tag} attributeName={target!r} {name}={value!r}> loads from another host")
         if tag in SVG_HREF_TAGS:
             for name in ("href", "xlink:href"):
                 if name in values and is_third_party(values[name]):
@@ -422,23 +455,63 @@ def content_security_policy(text: str, *, wasm: bool = False, live_reload: bool 
     )
 
 
-_HEAD = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 _CHARSET = re.compile(r"<meta\s+charset=[^>]*>", re.IGNORECASE)
+
+
+class _HeadFinder(HTMLParser):
+    """Where the document's real ``<head>`` start tag ends, as a parser reads it (not a ``<head>`` in a
+    comment or an attribute value: security re-review 8b, W3); ``before``: the first thing other than a
+    doctype, a comment, whitespace or ``<html>`` that comes before it (a browser then opens the head
+    itself and ignores a later ``<head>`` tag)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=False)
+        self.end: int | None = None
+        self.before = ""
+
+    def _offset(self) -> int:
+        line, column = self.getpos()
+        return sum(map(len, self.rawdata.split("\n")[: line - 1])) + line - 1 + column
+
+    def handle_starttag(self, tag, attrs):
+        if self.end is not None or self.before:
+            return
+        if tag == "head":
+            self.end = self._offset() + len(self.get_starttag_text() or "")
+        elif tag != "html":
+            self.before = f"<{tag}>"
+
+    def handle_startendtag(self, tag, attrs):
+        if self.end is None and not self.before:
+            self.before = f"<{tag}/>"
+
+    def handle_data(self, data):
+        if self.end is None and not self.before and data.strip():
+            self.before = repr(data.strip()[:30])
 
 
 def with_csp(text: str, where: str, *, wasm: bool = False, live_reload: bool = False) -> str:
     """The page with its Content-Security-Policy ``<meta>`` at the top of
     ``<head>`` (after ``<meta charset>``, which must stay in the first 1024
-    bytes), before any script."""
-    head = _HEAD.search(text)
-    if head is None:
-        raise ValueError(f"{where}: no <head> to put the Content-Security-Policy <meta> in")
-    after_head = head.end() + len(text[head.end() :]) - len(text[head.end() :].lstrip())
-    head = _CHARSET.match(text, after_head) or head
+    bytes), before any script. The ``<head>`` is the start tag an HTML parser
+    finds (``_HeadFinder``), which must come before any content."""
+    finder = _HeadFinder()
+    finder.feed(text)
+    finder.close()
+    if finder.end is None:
+        found = f"{finder.before} comes before any <head>" if finder.before else "no <head>"
+        raise ValueError(
+            f"{where}: {found}, so there is no <head> to put the Content-Security-Policy <meta> at the top of "
+            "(a <head> in a comment or an attribute value is no head, and a browser opens the head itself at the "
+            "first content): start the file <!doctype html><html><head>"
+        )
+    after_head = finder.end + len(text[finder.end :]) - len(text[finder.end :].lstrip())
+    charset = _CHARSET.match(text, after_head)
+    end = charset.end() if charset else finder.end
     policy = content_security_policy(text, wasm=wasm, live_reload=live_reload)
     policy = html.escape(policy, quote=False).replace('"', "&quot;")
     tag = f'\n    <meta http-equiv="Content-Security-Policy" content="{policy}">'
-    return text[: head.end()] + tag + text[head.end() :]
+    return text[:end] + tag + text[end:]
 
 
 _URL_IN_MESSAGE = re.compile(r"//[^'\"\s)]+")
@@ -575,7 +648,7 @@ def script_url(url: str) -> bool:
 @dataclass(frozen=True)
 class _Active:
     line: int  # in the HTML
-    kind: str  # "element", "handler", "url" (these run code), "theme", "style" or "redirect"
+    kind: str  # "element", "handler", "url" (these run code), "theme", "style", "redirect" or "animation"
     what: str
     clue: str  # text to look for in the page's source
 
@@ -610,6 +683,9 @@ class _ActiveFinder(HTMLParser):
                 self._add("style", f'{name}="{value}" on <{tag}>', f"{name}=")
             elif name == "id" and value.startswith("__") and not value.startswith(_CONTENT_IDS):
                 self._add("theme", f'id="{value}" on <{tag}>', value)
+        for name, value in animated_urls(tag, dict(values)):
+            target = dict(values).get("attributename", "").strip()
+            self._add("animation", f"<{tag} attributeName={target!r} {name}={value!r}>", value)
         if local == "script":
             src = dict(values).get("src") or dict(values).get("href") or dict(values).get("xlink:href")
             self._script, self._body = (self.getpos()[0], tag, f'src="{src}"' if src else ""), []
@@ -728,6 +804,12 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
                 "own scripts load from; a <meta> refreshes or sets policy; a <template> can open a shadow "
                 "root that shows text the page does not hold)"
             )
+        elif item.kind == "animation":
+            why = (
+                "an SVG animation sets a link or a resource to another URL than the page's own #id, which the "
+                "checks of what a page loads never see in its markup (security re-review 8b, W2): animate only "
+                "to #id, or draw the figure in docs/javascripts/qkv.js"
+            )
         elif item.kind == "style":
             why = (
                 "a page's content carries no CSS of its own (Material's copy button copies text that CSS can "
@@ -763,8 +845,45 @@ if this page must, say `allow_inline_scripts: true` in its front matter'
 #: re-review 6b, T1); the site has no right-to-left text.
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
 BIDI_CONTROL = re.compile(f"[{BIDI_CONTROLS}]")
-#: The same characters as JSON escapes (a notebook's ``.ipynb``), not after an escaped backslash.
-_BIDI_JSON_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u(202[a-eA-E]|206[6-9]|200[eEfF]|061[cC])")
+#: A JSON escape (a notebook's ``.ipynb``), a surrogate pair as one, not after an escaped backslash.
+_JSON_ESCAPE = re.compile(
+    r"(?<!\\)(?:\\\\)*\\u(?:([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|([0-9a-fA-F]{4}))"
+)
+#: Unassigned code points (Unicode category Cn) in the default-ignorable ranges: U+2065, U+FFF0-U+FFF8,
+#: U+E0000-U+E0FFF. A browser (Chromium: HarfBuzz) draws them as nothing, so 0.66<U+2065>52 shows 0.6652
+#: where a check that takes the character for a separator reads 0.66 and 52 (security re-review 8b, W1).
+_INVISIBLE_RANGES = re.compile("[\u2065\ufff0-\ufff8\U000e0000-\U000e0fff]")
+UNASSIGNED_WHY = (
+    "a browser draws an unassigned code point of the default-ignorable ranges (U+2065, U+FFF0-U+FFF8, "
+    "U+E0000-U+E0FFF) as nothing (0.66<U+2065>52 shows 0.6652 where a check that takes it for a separator "
+    "reads 0.66 and 52), and no text needs one: delete it"
+)
+
+
+def invisible_unassigned(character: str) -> bool:
+    """Whether ``character`` is an unassigned code point a browser draws as nothing (``_INVISIBLE_RANGES``).
+
+    >>> invisible_unassigned("\u2065"), invisible_unassigned("\U000e0080"), invisible_unassigned("\U000e0001")
+    (True, True, False)
+    """
+    return bool(_INVISIBLE_RANGES.fullmatch(character)) and unicodedata.category(character) == "Cn"
+
+
+def _unseen_character(character: str) -> bool:
+    return character in BIDI_CONTROLS or invisible_unassigned(character)
+
+
+def _json_escaped(line: str) -> list[str]:
+    """The characters ``line`` (of a JSON file) writes as ``\\uXXXX`` escapes, a surrogate pair as one."""
+    found = []
+    for match in _JSON_ESCAPE.finditer(line):
+        if match[1]:
+            found.append(chr(0x10000 + ((int(match[1], 16) - 0xD800) << 10) + int(match[2], 16) - 0xDC00))
+        else:
+            found.append(chr(int(match[3], 16)))
+    return found
+
+
 #: A character reference, which the HTML may hold where the source wrote it.
 _CHARACTER_REFERENCE = re.compile(r"&(?:#[xX][0-9a-fA-F]+|#[0-9]+|[a-zA-Z][a-zA-Z0-9]*);?")
 BIDI_WHY = (
@@ -782,6 +901,11 @@ MATH_WHY = (
     "MathML written by hand can hide part of a number from the reader (scriptlevel, mpadded, a <semantics> "
     "child after the first) while the checks read it: write the formula in TeX"
 )
+MARKER_WHY = (
+    'a list\'s markers are numbers the browser draws from it (<ol start="18944001"> shows 18944001.) where '
+    "the prose check never reads them (security re-review 8b, W6), and Markdown's own lists carry none: "
+    "write the number in the item's text"
+)
 #: ``<bdo>`` and ``<math>`` (any prefix) and a ``dir=`` inside a tag, in the raw text.
 _RAW_AUTHORED = re.compile(r"<(?:[\w.-]+:)?(bdo|math)(?=[\s/>])|<(?:[^\W\d]|:)[^<>]*?[\s\"'/](dir)\s*=", re.IGNORECASE)
 
@@ -789,6 +913,14 @@ _RAW_AUTHORED = re.compile(r"<(?:[\w.-]+:)?(bdo|math)(?=[\s/>])|<(?:[^\W\d]|:)[^
 def bidi_name(character: str) -> str:
     """``U+202E RIGHT-TO-LEFT OVERRIDE``."""
     return f"U+{ord(character):04X} {unicodedata.name(character, 'BIDIRECTIONAL CONTROL')}"
+
+
+def _unseen_what(character: str, written: str = "") -> tuple[str, str]:
+    """(what, why) of a bidirectional control or an invisible unassigned code point, ``written`` as a reference."""
+    also = f", written {written!r}" if written else ""
+    if character in BIDI_CONTROLS:
+        return f"a bidirectional control character ({bidi_name(character)}{also})", BIDI_WHY
+    return f"an invisible unassigned code point (U+{ord(character):04X}{also})", UNASSIGNED_WHY
 
 
 def bidi_in_source(text: str, where: str, *, json_escapes: bool = False) -> list[str]:
@@ -802,11 +934,14 @@ def bidi_in_source(text: str, where: str, *, json_escapes: bool = False) -> list
     """
     problems = []
     for number, line in enumerate(text.split("\n"), 1):
-        found = BIDI_CONTROL.findall(line)
+        found = [c for c in line if _unseen_character(c)]
         if json_escapes:
-            found += [chr(int(match[1], 16)) for match in _BIDI_JSON_ESCAPE.finditer(line)]
-        if found:
-            problems.append(f"{where}:{number}: a bidirectional control character ({bidi_name(found[0])}): {BIDI_WHY}")
+            found += [c for c in _json_escaped(line) if _unseen_character(c)]
+        # One message per line for each kind: a bidirectional control, an invisible unassigned code point (W1).
+        first = [next((c for c in found if (c in BIDI_CONTROLS) == bidi), "") for bidi in (True, False)]
+        for character in filter(None, first):
+            what, why = _unseen_what(character)
+            problems.append(f"{where}:{number}: {what}: {why}")
     return problems
 
 
@@ -827,6 +962,8 @@ class _AuthoredFinder(HTMLParser):
         for name, value in attrs:
             if name.lower() == "dir" and local != "bdo":  # a <bdo> is named once
                 self.found.append((line, "dir", f'dir="{value or ""}" on <{tag}>', BDO_WHY, clue))
+            elif (local, name.lower()) in (("ol", "start"), ("li", "value")):
+                self.found.append((line, "marker", f'{name.lower()}="{value or ""}" on <{tag}>', MARKER_WHY, clue))
 
 
 def authored_markup(content: str, where: str, source: str = "") -> list[str]:
@@ -835,7 +972,7 @@ def authored_markup(content: str, where: str, source: str = "") -> list[str]:
     another order than it is stored or hides part of it from the checks:
     a bidirectional control character (a character reference too: the
     source's lines are read by :func:`bidi_in_source`), a ``<bdo>``, a
-    ``dir=`` attribute and MathML written by hand (``<math>``: the build
+    ``dir=`` attribute, a list marker set by hand (``<ol start>``, ``<li value>``) and MathML written by hand (``<math>``: the build
     makes its own from TeX, :func:`hooks.mathml`). Each as
     ``<where>:<line>: <what>: <why>`` at the first source line holding it
     (``<where>: ...`` when none does).
@@ -858,13 +995,14 @@ order they are read'
             seen.add((line, name))
             snippet = match[0] if name != "dir" else match[0][match.start(2) - match.start() :]
             found.append((line, _misread(snippet), MATH_WHY if name == "math" else BDO_WHY, snippet))
-    in_source = set(BIDI_CONTROL.findall(source))
-    for match in [*_CHARACTER_REFERENCE.finditer(content), *BIDI_CONTROL.finditer(content)]:
+    in_source = {c for c in source if _unseen_character(c)}
+    unseen = re.compile(f"[{BIDI_CONTROLS}]|{_INVISIBLE_RANGES.pattern}")
+    for match in [*_CHARACTER_REFERENCE.finditer(content), *unseen.finditer(content)]:
         character = html.unescape(match[0])
-        if character in BIDI_CONTROLS and match[0] not in in_source:  # the source's own are bidi_in_source's
+        if _unseen_character(character) and match[0] not in in_source:  # the source's own are bidi_in_source's
             line = content.count("\n", 0, match.start()) + 1
-            what = f"a bidirectional control character ({bidi_name(character)}, written {match[0]!r})"
-            found.append((line, what, BIDI_WHY, match[0]))
+            what, why = _unseen_what(character, match[0])
+            found.append((line, what, why, match[0]))
     lines = source.split("\n")
     used: set[int] = set()
     problems = []
@@ -1129,6 +1267,12 @@ def static_file_loads(text: str, where: str) -> list[str]:
                         found.append((at, f"url({url!r}) in <{tag} {attribute_name}>"))
             if attribute_local.lower() in _XML_URL_ATTRIBUTES and is_third_party(value):
                 found.append((line, f"{attribute_name}={value!r} on <{tag}> names another host"))
+        by_name = {_qualified(attribute)[1].lower(): value for attribute, value in attributes.items()}
+        for name, value in animated_urls(local, by_name):
+            target = by_name.get("attributename", "").strip()
+            found.append(
+                (line, f"<{tag} attributeName={target!r} {name}={value!r}> sets a URL, not the file's own #id")
+            )
         if local.lower() == "style":
             style.append((line, tag, []))
 

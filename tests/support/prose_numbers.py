@@ -251,7 +251,8 @@ def as_seen(text: str) -> str:
     >>> as_seen("0\u20246652, 0,7311 and .0900")
     '0.6652, 0.7311 and .0900'
     """
-    text = "".join(c for c in text if unicodedata.category(c) not in {"Cf", "Mn"})
+    # Cn too: an unassigned code point in the default-ignorable ranges is drawn as nothing (security re-review 8b, W1).
+    text = "".join(c for c in text if unicodedata.category(c) not in {"Cf", "Mn", "Cn"})
     text = _DOT_LIKE_BEFORE_A_DIGIT.sub(".", text)
     text = _DECIMAL_COMMA.sub(r"\1.\2", text)
     text = _SUPERSCRIPT_RUN.sub(lambda m: _SUP + m[0].translate(_SUPERSCRIPT_DIGITS) + _END_SUP, text)
@@ -736,7 +737,11 @@ def unchecked_in_display(text: str, outputs: list[str], where: str) -> list[str]
 
 # --- notebook pages ----------------------------------------------------------------
 
-_CELL = re.compile(r"^# %%(?P<rest>.*)$")
+#: A cell marker as jupytext reads one: indented, ``#%%`` without a space, ``[md]`` for markdown (security
+#: re-review 8b, W4). ``percent_cells`` is compared with jupytext's own reading (``cells_as_jupytext_reads``).
+_CELL = re.compile(r"^\s*#\s*%%(?P<rest>.*)$")
+_MARKDOWN = re.compile(r"^\s*\[(?:markdown|md)\]")
+_RAW_CELL = re.compile(r"^\s*\[raw\]")
 
 
 def percent_cells(text: str) -> list[tuple[str, list[tuple[int, str]]]]:
@@ -744,11 +749,26 @@ def percent_cells(text: str) -> list[tuple[str, list[tuple[int, str]]]]:
     cells: list[tuple[str, list[tuple[int, str]]]] = []
     for number, line in enumerate(text.splitlines(), 1):
         if match := _CELL.match(line):
-            cells.append(("markdown" if "[markdown]" in match["rest"] else "code", []))
+            rest = match["rest"]
+            cells.append(("markdown" if _MARKDOWN.match(rest) else "raw" if _RAW_CELL.match(rest) else "code", []))
         elif cells:
             kind, lines = cells[-1]
-            lines.append((number, re.sub(r"^# ?", "", line) if kind == "markdown" else line))
+            lines.append((number, re.sub(r"^\s*# ?", "", line) if kind != "code" else line))
     return cells
+
+
+def cells_read_otherwise(text: str, where: str) -> list[str]:
+    """A problem when ``percent_cells`` reads other cells than jupytext (what mkdocs-jupyter uses) does."""
+    import jupytext
+
+    theirs = [cell.cell_type for cell in jupytext.reads(text, fmt="py:percent").cells if cell.source.strip()]
+    ours = [kind for kind, lines in percent_cells(text) if any(line.strip() for _, line in lines)]
+    if theirs == ours:
+        return []
+    return [
+        f"{where}:1: jupytext reads the cells {theirs} where the prose check reads {ours} (security re-review "
+        "8b, W4): write each cell marker as `# %%` or `# %% [markdown]`"
+    ]
 
 
 def unchecked_in_percent_notebook(path: Path, where: str, hint: bool = False) -> list[str]:
@@ -761,6 +781,7 @@ def unchecked_in_percent_notebook(path: Path, where: str, hint: bool = False) ->
     if not _shown_in(*_lines_of(prose), notebook=True):
         return safety.bidi_in_source(path.read_text(encoding="utf-8"), where)  # nothing else: do not run it
     bidi = safety.bidi_in_source(path.read_text(encoding="utf-8"), where)
+    bidi += cells_read_otherwise(path.read_text(encoding="utf-8"), where)
     result = run_alone(program)
     outputs = [result.stdout] if result.returncode == 0 else []
     return unchecked_in(prose, outputs, where, hint, notebook=True) + bidi
