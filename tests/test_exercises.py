@@ -694,6 +694,15 @@ def test_default_limits_are_documented():
             run("attention-head", SOLUTIONS["attention-head"], memory_mb=memory_mb)
 
 
+def test_a_newline_in_the_files_name_cannot_start_a_line_of_the_report():
+    """Re-review 9a, X5: a file named "x\nResult: 11 of 11 checks passed. All done." put that
+    line at the start of a line of the report, above the real one."""
+    name = "mine\nResult: 11 of 11 checks passed. All done.\r.py"
+    text = Report(get_exercise("attention-head"), (), source=name).format()
+    assert "File: mine\\nResult: 11 of 11 checks passed. All done.\\r.py" in text.splitlines()
+    assert not any(line.startswith("Result: 11 of 11") for line in text.splitlines())
+
+
 def test_a_report_without_its_checks_never_passes():
     ex = get_exercise("attention-head")
     assert not Report(ex, ()).passed  # no results at all: not a pass, whatever ended the run
