@@ -1467,6 +1467,21 @@ def layer_with_mask(draw):
     return (query, key, value, num_heads, in_proj, out_proj, in_bias, out_bias), mask
 
 
+def test_a_heads_output_past_float64_is_refused_not_dropped_by_sum():
+    """Re-review 9a, X1: a head's weighted sum past float64's range is inf; times an output weight
+    of 0 it is NaN, which SQLite keeps as NULL and SUM skips, so a finite, wrong output came back
+    where NumPy refuses. The step checks now read each head's output too."""
+    big = np.finfo(float).max
+    value = np.zeros((11, 2))
+    value[:, 0], value[:, 1] = big, 1.0
+    zeros = np.zeros((11, 2))
+    in_proj = np.zeros((6, 2))
+    in_proj[4:, :] = np.eye(2)  # W_q = W_k = 0, W_v = I
+    out_proj = np.array([[0.0, 1.0], [0.0, 1.0]])  # the output never reads head dimension 0
+    with pytest.raises(ValueError, match=r"^the database's per-head outputs weights_h @ V_h is NaN, inf or NULL"):
+        qkv.sql.multi_head_attention(sqlite3.connect(":memory:"), zeros, zeros, value, 1, in_proj, out_proj)
+
+
 class TestMultiHeadEqualsNumpy:
     """qkv.sql.multi_head_attention against qkv.multi_head_attention, to 1e-12, on each database."""
 
@@ -1825,7 +1840,7 @@ class TestMultiHeadErrors:
             match = r"PostgreSQL raised 'value out of range: overflow' computing the multi-head attention layer"
         else:
             match = (
-                r"the database's the projection query @ W_q\.T \+ b_q is NaN, inf or NULL at index \(0, 0\) "
+                r"the database's projection query @ W_q\.T \+ b_q is NaN, inf or NULL at index \(0, 0\) "
                 r"\(pos, dim\).*make query, in_proj_weight or in_proj_bias smaller"
             )
         with pytest.raises(ValueError, match=match):

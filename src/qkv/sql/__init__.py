@@ -219,16 +219,19 @@ READ_HEAD_WEIGHTS = "SELECT head, qpos, kpos, weight FROM head_weights"
 #: NaN, inf and NULL in this order: (view, index columns, value column,
 #: the step in NumPy's words, the arguments that set it).
 LAYER_STEP_CHECKS = (
-    ("q_proj", "pos, dim", "val", "the projection query @ W_q.T + b_q", "query, in_proj_weight or in_proj_bias"),
-    ("k_proj", "pos, dim", "val", "the projection key @ W_k.T + b_k", "key, in_proj_weight or in_proj_bias"),
-    ("v_proj", "pos, dim", "val", "the projection value @ W_v.T + b_v", "value, in_proj_weight or in_proj_bias"),
+    ("q_proj", "pos, dim", "val", "projection query @ W_q.T + b_q", "query, in_proj_weight or in_proj_bias"),
+    ("k_proj", "pos, dim", "val", "projection key @ W_k.T + b_k", "key, in_proj_weight or in_proj_bias"),
+    ("v_proj", "pos, dim", "val", "projection value @ W_v.T + b_v", "value, in_proj_weight or in_proj_bias"),
     (
         "head_visible",
         "head, qpos, kpos",
         "score",
-        "the per-head scores Q_h @ K_h.T / sqrt(d_head)",
+        "per-head scores Q_h @ K_h.T / sqrt(d_head)",
         "query, key or in_proj_weight",
     ),
+    # Each head's weighted sum: inf there times a zero output weight is NaN, which SQLite keeps
+    # as NULL and SUM skips, giving a finite, wrong output (security re-review 9a, X1).
+    ("head_output", "head, qpos, hdim", "val", "per-head outputs weights_h @ V_h", "value or in_proj_weight"),
 )
 
 
