@@ -63,10 +63,19 @@ MAX_SCREENS = 12
 CONFIGS = ["light-desktop", "light-phone", "dark-desktop"]
 #: No CSS transition still running (colours mid-way after a palette switch).
 TRANSITIONS_DONE = """async () => {
-    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
-    const running = document.getAnimations().filter(a => a instanceof CSSTransition && a.playState === 'running');
-    await Promise.all(running.map(a => a.finished.catch(() => null)));
-    return true;
+    const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    await frames();
+    // Blocks far down (content-visibility: auto) get their style only when something reads it,
+    // and start their transition then: read every element's colours first (axe would read them
+    // mid-way otherwise), then wait until no transition runs.
+    for (const e of document.querySelectorAll('*')) { const s = getComputedStyle(e); s.color; s.backgroundColor; }
+    for (let round = 0; round < 10; round++) {
+        const running = document.getAnimations().filter(a => a instanceof CSSTransition && a.playState !== 'finished');
+        if (!running.length) return true;
+        await Promise.all(running.map(a => a.finished.catch(() => null)));
+        await frames();
+    }
+    return false;
 }"""
 #: Configurations looked at in another's load: the dark palette at desktop width
 #: is the light desktop load after the header's palette toggle (Sweep._visit).
@@ -691,7 +700,8 @@ class Sweep:
         toggle.click()
         page.wait_for_function(f"() => ({scheme})() === 'slate'", timeout=5000)
         # Colours change through CSS transitions (a tab's label: 250 ms): axe must see where they end.
-        page.evaluate(TRANSITIONS_DONE)
+        if not page.evaluate(TRANSITIONS_DONE):
+            raise RuntimeError("colour transitions still running ten rounds after the palette toggle")
         dark.raw_tex, dark.has_math, dark.math_count = light.raw_tex, light.has_math, light.math_count
         dark.math_widths = page.eval_on_selector_all(
             "article math",
