@@ -138,6 +138,7 @@ import numpy as np
 
 from qkv._checks import as_finite_float_array, check_array_bytes, check_ndim, check_positive_int
 from qkv.attention import (
+    _check_d_and_length,
     _check_output,
     _check_scores_size,
     _checked_scores,
@@ -290,18 +291,7 @@ def _check_head(query: Any, key: Any, value: Any) -> tuple[np.ndarray, np.ndarra
         check_ndim(arr, name, 2, shape_text)
         arrays.append(arr)
     q, k, v = arrays
-    if q.shape[-1] != k.shape[-1]:
-        raise ValueError(
-            f"query and key must have the same last dimension d_k, got query shape "
-            f"{q.shape} (d_k={q.shape[-1]}) and key shape {k.shape} (d_k={k.shape[-1]})"
-        )
-    if q.shape[-1] == 0:
-        raise ValueError(f"d_k must be at least 1, got query shape {q.shape}")
-    if k.shape[-2] != v.shape[-2]:
-        raise ValueError(
-            f"key and value must have the same length L_k (one value per key), got key "
-            f"shape {k.shape} (L_k={k.shape[-2]}) and value shape {v.shape} (L_k={v.shape[-2]})"
-        )
+    _check_d_and_length(q, k, v, "d_k")
     if k.shape[0] == 0:
         raise ValueError(f"key must have at least one row (L_k >= 1), got key shape {k.shape}")
     return q, k, v
