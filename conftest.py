@@ -1,5 +1,7 @@
-"""Root pytest configuration: sybil runs the docstrings in src/ and every
-Python block in docs/ in the same pytest run as the unit tests.
+"""Root pytest configuration: sybil runs the docstrings in src/ and the
+Python blocks in docs/ in the same pytest run as the unit tests (a chapter's
+code blocks run in tests/test_copy_isolation.py and tests/test_notebooks.py
+instead, with what they print compared with the page there).
 
 The docs side lives in ``tests/support/docs_pipeline.py`` so that its behaviour can
 be tested on planted failures (see ``tests/test_docs_pipeline.py``).
@@ -12,7 +14,7 @@ import pytest
 from sybil import Sybil
 from sybil.parsers.rest import DocTestParser
 
-from docs_pipeline import docs_sybil  # tests/support, on pytest's pythonpath
+from docs_pipeline import chapter_code_runs_elsewhere, docs_sybil  # tests/support, on pytest's pythonpath
 from workers import xdist_group
 
 ROOT = Path(__file__).parent
@@ -24,7 +26,9 @@ src_docstrings = Sybil(
     name="docstrings",
 )
 
-pytest_collect_file = (docs_sybil(str(ROOT / "docs")) + src_docstrings).pytest()
+# A chapter's code blocks run in tests/test_copy_isolation.py and
+# tests/test_notebooks.py, with their output compared there (docs_pipeline.chapter_code_runs_elsewhere).
+pytest_collect_file = (docs_sybil(str(ROOT / "docs"), chapter_code_runs_elsewhere) + src_docstrings).pytest()
 
 
 # make test runs on every core (pytest-xdist, --dist loadgroup); tests that

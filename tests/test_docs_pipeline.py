@@ -57,13 +57,30 @@ def python_fences(path: Path) -> list[tuple[int, int]]:
     return fences
 
 
-def collected_lines(docs: Path, cwd: Path) -> dict[str, set[int]]:
-    """Run pytest --collect-only on ``docs``; map file name -> collected lines."""
+#: A pytest plugin whose docs run runs every block, a chapter's too (``make test``'s
+#: leaves a chapter's code to test_copy_isolation and test_notebooks; ``make check``'s
+#: runs it all): with ``--confcutdir docs`` the repository's conftest.py is not loaded.
+RUN_ALL_PLUGIN = "from docs_pipeline import docs_sybil\npytest_collect_file = docs_sybil({docs!r}).pytest()\n"
+
+
+def run_all_args(docs: Path, plugin_dir: Path) -> tuple[list[str], dict]:
+    """pytest arguments and environment for a docs run that runs every block of ``docs``."""
+    (plugin_dir / "run_all_docs.py").write_text(RUN_ALL_PLUGIN.format(docs=str(docs)), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_dir), os.environ.get("PYTHONPATH", "")])}
+    return ["--confcutdir", str(docs), "-p", "run_all_docs"], env
+
+
+def collected_lines(docs: Path, cwd: Path, plugin_dir: Path | None = None) -> dict[str, set[int]]:
+    """Run pytest --collect-only on ``docs``; map file name -> collected lines.
+    With ``plugin_dir``, by a docs run that runs every block (:func:`run_all_args`)."""
+    args, env = run_all_args(docs, plugin_dir) if plugin_dir is not None else ([], None)
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *UNUSED_PLUGINS, str(docs)],
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *UNUSED_PLUGINS, *args]
+        + [str(docs)],
         cwd=cwd,
         capture_output=True,
         text=True,
+        env=env,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     found: dict[str, set[int]] = {}
@@ -72,8 +89,8 @@ def collected_lines(docs: Path, cwd: Path) -> dict[str, set[int]]:
     return found
 
 
-def uncollected(docs: Path, cwd: Path) -> list[str]:
-    collected = collected_lines(docs, cwd)
+def uncollected(docs: Path, cwd: Path, plugin_dir: Path | None = None) -> list[str]:
+    collected = collected_lines(docs, cwd, plugin_dir)
     missing = []
     for path in sorted(docs.rglob("*.md")):
         lines = collected.get(path.name, set())
@@ -114,9 +131,43 @@ def run_tree(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.
 # --- the real docs ---------------------------------------------------------
 
 
-def test_every_python_fence_in_docs_is_collected():
-    missing = uncollected(ROOT / "docs", ROOT)
+def test_every_python_fence_in_docs_is_collected(tmp_path):
+    """By the docs run that runs every block, as make check's does."""
+    missing = uncollected(ROOT / "docs", ROOT, plugin_dir=tmp_path)
     assert not missing, "\n".join(missing)
+
+
+def test_make_tests_docs_run_leaves_a_chapters_code_to_copy_isolation_and_the_notebook():
+    """make test's docs run (the repository's conftest.py): a chapter's code blocks are not
+    collected (test_copy_isolation runs each alone, test_notebooks the page top to bottom, and
+    both compare what they print with the page); every other page's are."""
+    collected = collected_lines(ROOT / "docs", ROOT)
+    chapters = sorted((ROOT / "docs" / "chapters").glob("*.md"))
+    assert len(chapters) >= 10
+    for chapter in chapters:
+        assert not collected.get(chapter.name), f"{chapter.name}: code collected by the docs run"
+    others = [p for p in (ROOT / "docs").rglob("*.md") if p.parent.name != "chapters" and python_fences(p)]
+    assert others, "no page outside docs/chapters with code"
+    for page in others:
+        lines = collected.get(page.name, set())
+        for start, end in python_fences(page):
+            assert any(start <= line <= end for line in lines), f"{page.name}:{start}: not collected"
+
+
+def test_a_page_whose_code_runs_elsewhere_keeps_its_doctests_and_its_rules():
+    """PageParser(code_runs_elsewhere): the code blocks of such a page are no examples; its
+    doctests and the rules it breaks (here an output block under nothing) still are."""
+    from sybil import Document
+
+    from docs_pipeline import PageParser
+
+    text = "# t\n\n```python\nprint(1)\n```\n\n```output\n1\n```\n\n```pycon\n>>> 1 + 1\n2\n```\n\nText.\n\n```output\n3\n```\n"
+    kinds = {}
+    for left_out in (False, True):
+        regions = list(PageParser(lambda path, left_out=left_out: left_out)(Document(text, "x.md")))
+        kinds[left_out] = sorted((text.count("\n", 0, r.start) + 1, type(r.evaluator).__name__) for r in regions)
+    assert kinds[False] == [(3, "BlockEvaluator"), (11, "BlockEvaluator"), (18, "ProblemEvaluator")]
+    assert kinds[True] == [(11, "BlockEvaluator"), (18, "ProblemEvaluator")]
 
 
 def test_docs_have_python_fences_at_all():
@@ -469,22 +520,26 @@ def test_without_torch_blocks_skip_locally_and_fail_in_ci(tmp_path, ci):
 
 
 def test_without_torch_the_real_torch_blocks_skip(tmp_path):
+    """In the docs run that runs every block (make check's), and as the chapters' notebooks."""
     ids = real_torch_blocks()
     assert len(ids) >= 2, ids  # attention.md's PyTorch tab, learning-attention.md's masked row
-    args = [*ids, *real_torch_notebooks()]
     env = torch_hidden_env(tmp_path, ci=False)
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *UNUSED_PLUGINS, *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output
-    assert f"{len(args)} skipped" in output.strip().splitlines()[-1], output
-    assert output.count("needs PyTorch, which is not installed here") == len(args), output
+    plugin_args, _ = run_all_args(ROOT / "docs", tmp_path)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
+    for args in ([*plugin_args, *ids], real_torch_notebooks()):
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *UNUSED_PLUGINS, *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        output = result.stdout + result.stderr
+        count = len(args) - len(plugin_args) if args[0] == "--confcutdir" else len(args)
+        assert result.returncode == 0, output
+        assert f"{count} skipped" in output.strip().splitlines()[-1], output
+        assert output.count("needs PyTorch, which is not installed here") == count, output
 
 
 def test_a_looping_block_does_not_outlive_a_killed_pytest():

@@ -1,4 +1,4 @@
-"""Notebooks: every chapter runs as a notebook, the committed exercise
+"""Notebooks: every chapter runs as a notebook and prints what its page shows, the committed exercise
 notebooks are current, and a reader's path through an exercise works: the
 check fails on the starter and passes on a correct answer."""
 
@@ -14,6 +14,7 @@ import needs
 import notebooks  # docs/hooks, on pytest's pythonpath
 import parts
 import story
+from docs_pipeline import notebook_output_problems
 from page_blocks import read_page
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +43,12 @@ def check_chapter_notebook(chapter: Path, tmp_path: Path) -> None:
     needs.require(missing is None, f"{chapter.name} as a notebook: {missing}")
     execute(notebook, tmp_path)  # raises CellExecutionError, naming the cell, on failure
     assert any(stdout_of(c) for c in code_cells)
+    # What each cell printed is what the page shows (the docs run leaves a chapter's code to this
+    # run and to test_copy_isolation: docs_pipeline.chapter_code_runs_elsewhere).
+    where = str(chapter.relative_to(ROOT)) if chapter.is_relative_to(ROOT) else str(chapter)
+    page = read_page(chapter.read_text(encoding="utf-8"))
+    problems = notebook_output_problems(where, page, [(c.source, stdout_of(c)) for c in code_cells])
+    assert not problems, "\n\n".join(problems)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.name)
@@ -151,3 +158,30 @@ def test_every_top_level_block_and_deeper_block_is_a_notebook_cell(chapter):
     cells = [c.source for c in notebooks.chapter_notebook(markdown).cells if c.cell_type == "code"]
     for block in blocks:
         assert block.text.rstrip("\n") in cells, f"{chapter.name}:{block.start}: this block is no notebook cell"
+
+
+STATE_LEAK_PAGE = (
+    "# t\n\n```python\nimport numpy as np\nnp.set_printoptions(precision=2)\n```\n\n"
+    "```python\nimport numpy as np\nprint(np.array([1 / 3]))\n```\n\n```output\n[0.33333333]\n```\n\n"
+    "```python\nprint(1 + 1)\n```\n\n```output\n3\n```\n\n"
+    "<!-- skip: next planted: a skipped block's output is not compared -->\n"
+    "```python\nprint('x')\n```\n\n```output\ny\n```\n\n"
+    "```python\nprint(4)\n```\n"
+)
+
+
+def test_a_notebook_that_prints_other_output_than_the_page_fails_at_the_pages_line(tmp_path):
+    """The docs run leaves a chapter's code to this test and test_copy_isolation, so this one
+    compares, planted: a block that prints its output alone but not after the block above it (a
+    state the blocks share in one kernel), a wrong output, a print with no output block."""
+    chapter = tmp_path / "leak.md"
+    chapter.write_text(STATE_LEAK_PAGE, encoding="utf-8")
+    with pytest.raises(AssertionError) as failed:
+        check_chapter_notebook(chapter, tmp_path)
+    message = str(failed.value)
+    prefix = "leak.md:{}: in the chapter's notebook (its blocks run top to bottom in one kernel, each after what the blocks above it changed), "
+    assert (prefix.format(14) + "the output block differs from what the block at line 8 printed") in message
+    assert "-[0.33333333]" in message and "+[0.33]" in message  # alone it prints the page's output
+    assert (prefix.format(22) + "the output block differs from what the block at line 17 printed") in message
+    assert (prefix.format(34) + "this block printed output but the page shows no ```output block after it") in message
+    assert message.count("the output block differs") == 2  # not the skipped block's

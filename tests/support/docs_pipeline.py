@@ -40,7 +40,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -304,10 +304,18 @@ def _skip(reason: str) -> BaseException:
 
 
 class PageParser:
-    """Every run block of a Markdown document, and every rule it breaks."""
+    """Every run block of a Markdown document, and every rule it breaks.
+
+    ``code_runs_elsewhere(path)``: True for a document whose code blocks (not
+    its doctests) this run leaves out because other tests run them and compare
+    what they print with the page (:func:`chapter_code_runs_elsewhere`)."""
+
+    def __init__(self, code_runs_elsewhere: Callable[[str], bool] | None = None) -> None:
+        self.code_runs_elsewhere = code_runs_elsewhere
 
     def __call__(self, document: Document) -> Iterable[Region]:
         page = read_page(document.text)
+        leave_code = self.code_runs_elsewhere is not None and self.code_runs_elsewhere(document.path)
         line_starts = [0]
         for line in document.text.splitlines(keepends=True):
             line_starts.append(line_starts[-1] + len(line))
@@ -318,22 +326,75 @@ class PageParser:
         by_line: dict[int, list[str]] = {}
         for line, message in page.problems:
             by_line.setdefault(line, []).append(message)
-        run_lines = {b.start for b in page.blocks if b.is_python}
+        runs = [i for i, b in enumerate(page.blocks) if b.is_python and not (leave_code and not b.is_doctest)]
+        run_lines = {page.blocks[i].start for i in runs}
         for line, messages in by_line.items():
             if line in run_lines:  # a problem on a run block's fence: report it with the block
                 continue
             yield Region(*span(line, line), parsed=messages, evaluator=ProblemEvaluator(messages))
         for line in page.clears:
             yield Region(*span(line, line), parsed=None, evaluator=ClearEvaluator())
-        for index, block in enumerate(page.blocks):
-            if block.is_python:
-                yield Region(*span(block.start, block.end), parsed=block.text, evaluator=BlockEvaluator(page, index))
+        for index in runs:
+            block = page.blocks[index]
+            yield Region(*span(block.start, block.end), parsed=block.text, evaluator=BlockEvaluator(page, index))
 
 
-def docs_sybil(path: str = "docs") -> Sybil:
-    """The Sybil that runs docs/**/*.md (one child interpreter per page)."""
+CHAPTERS = Path(__file__).resolve().parent.parent.parent / "docs" / "chapters"
+
+
+def chapter_code_runs_elsewhere(path: str) -> bool:
+    """True for a chapter (docs/chapters/*.md). In ``make test`` a chapter's code
+    runs twice elsewhere, each time with what it prints compared with the page's
+    output blocks: every block alone, as a reader copies it, from the wheel
+    (tests/test_copy_isolation.py), and the page top to bottom in one namespace,
+    as this run would, as the chapter's notebook in a Jupyter kernel
+    (tests/test_notebooks.py, :func:`notebook_output_problems`). A third run
+    here would repeat the second, so the docs run keeps only a chapter's
+    doctests and rules. ``make check`` still runs every block here: its
+    messages come first and in seconds."""
+    return Path(path).resolve().parent == CHAPTERS
+
+
+def notebook_output_problems(path: str, page: Page, cells: list[tuple[str, str]]) -> list[str]:
+    """What a chapter's notebook printed that its page does not show, each as
+    ``path:line: ...``, as the docs run words it.
+
+    ``cells``: each code cell's (source, stdout), in order, after the kernel ran
+    the notebook top to bottom. A cell is matched to the next code block of
+    ``page`` with the same text (other cells, such as the install cell, are
+    not the page's); a block the page skips is not compared, nor is a doctest.
+    A cell that is no block of the page is skipped, and a block left without a
+    cell is reported (tests/test_notebooks.py checks the cells are the blocks)."""
+    blocks = [i for i, b in enumerate(page.blocks) if b.is_python and not b.is_doctest]
+    problems, position = [], 0
+    for source, stdout in cells:
+        match = next(
+            (k for k in range(position, len(blocks)) if page.blocks[blocks[k]].text.rstrip("\n") == source), None
+        )
+        if match is None:
+            continue
+        position = match + 1
+        index = blocks[match]
+        if page.skip_of(index) is not None:
+            continue
+        problem = BlockEvaluator(page, index).compare(path, normalise_output(stdout))
+        if problem is not None:
+            problems.append(
+                problem.replace(
+                    ": ",
+                    ": in the chapter's notebook (its blocks run top to bottom in one kernel, each after what "
+                    "the blocks above it changed), ",
+                    1,
+                )
+            )
+    return problems
+
+
+def docs_sybil(path: str = "docs", code_runs_elsewhere: Callable[[str], bool] | None = None) -> Sybil:
+    """The Sybil that runs docs/**/*.md (one child interpreter per page);
+    ``code_runs_elsewhere``: see :class:`PageParser`."""
     return Sybil(
-        parsers=[PageParser()],
+        parsers=[PageParser(code_runs_elsewhere)],
         path=path,
         patterns=["*.md", "**/*.md"],
         teardown=_close_page,
