@@ -109,7 +109,7 @@ def test_copy_buttons_on_code_not_on_output(browser, site_url):
 
 
 def test_search_works_offline(browser, site_url):
-    page, context, problems = open_page(browser, site_url, scheme="light", width=1280)
+    page, context, problems = open_page(browser, site_url, scheme="light", width=1280, search=True)
     page.click("label.md-search__icon, .md-search__input", timeout=5000)
     page.focus("input.md-search__input")
     page.keyboard.type("sybil", delay=30)  # a word that appears in prose

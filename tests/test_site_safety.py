@@ -2,7 +2,9 @@
 fail the build with file:line, a Content-Security-Policy per page.
 
 The planted faults go through a real ``mkdocs build --strict`` of a tiny site
-that uses this project's hooks and mkdocs-jupyter (one notebook, one page)."""
+that uses this project's hooks and mkdocs-jupyter (one notebook, one page),
+each build a process of its own forked from a zygote that imported MkDocs
+(tests/support/mkdocs_builds.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import safety  # docs/hooks, on pytest's pythonpath
+from mkdocs_builds import mkdocs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,14 +52,8 @@ def build(tmp_path: Path, files: dict[str, str], config: str = "") -> tuple[subp
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
     site = tmp_path / "site"
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return result, site
+    # Through a zygote that has imported MkDocs and the hooks once (0.3 CPU-s a build, not 1.3).
+    return mkdocs(["build", "--strict", "--site-dir", str(site)], cwd=tmp_path, timeout=300), site
 
 
 PLANTED_NOTEBOOK = """\
@@ -1272,3 +1269,28 @@ def test_a_hand_written_exercise_notebook_and_a_raw_cell_fail_the_build(tmp_path
         "docs/notebooks/zz.py:5: a raw cell ('<p>C: the weight is 0.8888.</p>'): nbconvert shows its text as HTML, "
         "which the prose check never reads: make it a markdown cell"
     ) in raw.stderr, raw.stderr[-3000:]
+
+
+def test_a_build_through_the_zygote_reports_what_python_m_mkdocs_reports(tmp_path):
+    """tests/support/mkdocs_builds.py: the same status and the same messages as a plain
+    ``python -m mkdocs build --strict``, on a planted fault and on a clean site."""
+    for name, files in {
+        "fault": {"a.md": "# A\n\n<img src='http://example.org/x.png' alt='x'>\n"},
+        "clean": {"a.md": "# A\n\nText.\n"},
+    }.items():
+        (tmp_path / name).mkdir()
+        forked, site = build(tmp_path / name, files)
+        plain = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+            cwd=tmp_path / name,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert forked.returncode == plain.returncode == (1 if name == "fault" else 0)
+        messages = [[line for line in r.stderr.splitlines() if not line.startswith("INFO")] for r in (forked, plain)]
+        assert messages[0] == messages[1], messages
+        assert (
+            name == "clean"
+            or "docs/a.md:3: <img src='http://example.org/x.png'> loads from another host" in forked.stderr
+        )
