@@ -7,7 +7,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install serve build test check bench screenshots bench-sql bench-attention bench-kv bench-heights lock clean chapter dist plans-sql
+.PHONY: install serve build test check bench screenshots bench-sql bench-attention bench-kv bench-layout bench-heights lock clean chapter dist plans-sql
 
 $(STAMP): pyproject.toml constraints.txt package.json package-lock.json
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -92,6 +92,15 @@ bench-attention: $(STAMP)
 # writes benchmarks/results/kv-serving.json (run it on a quiet machine).
 bench-kv: $(STAMP)
 	$(PY) benchmarks/kv_serving.py
+
+# The table layout as a DBA's choice (issue 29): a multi-head attention layer's
+# projection and per-head scores in long form (qkv.sql's own files) and one
+# vector per row (DuckDB DOUBLE[], PostgreSQL float8[], SQLite JSON), on SQLite,
+# PostgreSQL and DuckDB against NumPy for growing L and E, with the row counts
+# from the plans; prints a table and writes benchmarks/results/sql-layout.json
+# (about a minute; run it on a quiet machine).
+bench-layout: $(STAMP)
+	$(PY) benchmarks/sql_layout.py
 
 # Regenerate the constraints (the lock) from the current environment.
 # PyTorch is left out of constraints.txt: constraints-torch.txt pins it and
