@@ -379,3 +379,181 @@ def test_the_committed_kv_serving_result_agrees_with_the_functions():
     assert workload["evictions"] > 0, "the pool must force evictions"
     assert 0 < workload["prefix_hits"] <= workload["best_case_hits"]
     assert workload["peak_blocks_in_use"] < workload["peak_unshared_blocks"]
+
+
+# --- benchmarks/sql_layout.py (make bench-layout): every layout against NumPy on all three
+# databases at a small size, the join sizes the databases report against hand counts, and the
+# committed result file's shape. Nothing timed.
+
+LAYOUT_DATABASES = ["SQLite", "PostgreSQL", "DuckDB"]
+# L = 5, E = 8, 2 heads of d_head = 4: the join of each step, counted by hand.
+LAYOUT_POINT = (5, 8, 2)
+
+
+def layout_join_rows(step: str, layout: str, length: int, width: int, heads: int) -> int:
+    """The rows of each step's join: long form pairs values, arrays pair vectors."""
+    return {
+        ("projection", "long form"): length * width * width,  # (pos, in_dim) x (out_dim < E, in_dim) on in_dim
+        ("scores", "long form"): heads * length * length * (width // heads),  # on (head, hdim)
+        ("projection", "arrays"): length * width,  # every x row with every row of W_q
+        ("scores", "arrays"): heads * length * length,  # on head
+    }[(step, layout)]
+
+
+@pytest.fixture(scope="module", params=LAYOUT_DATABASES)
+def layout_connection(request):
+    """One connection per database for the module: a step that left an object behind would clash."""
+    import importlib.util
+    import sqlite3
+
+    if request.param == "SQLite":
+        conn = sqlite3.connect(":memory:")
+    elif request.param == "DuckDB":
+        require(available("duckdb"), "duckdb is not installed: `pip install -e '.[test]'` installs it")
+        import duckdb
+
+        conn = duckdb.connect()
+    else:
+        require(
+            importlib.util.find_spec("psycopg") is not None,
+            "psycopg is not installed: `pip install -e '.[test]'` installs psycopg[binary]",
+        )
+        import psycopg
+
+        conn = psycopg.connect(**request.getfixturevalue("postgres").settings, autocommit=True)
+    yield request.param, conn
+    conn.close()
+
+
+@pytest.mark.parametrize("layout", ["long form", "arrays"])
+@pytest.mark.parametrize("step", ["projection", "scores"])
+def test_each_layout_agrees_with_numpy_and_its_join_has_the_hand_counted_rows(layout_connection, step, layout):
+    import sql_layout
+
+    database, conn = layout_connection
+    point = sql_layout.make_point(*LAYOUT_POINT)
+    cell = sql_layout.run_case(conn, database, step, layout, point, repeats=0)
+    assert cell["seconds"] is None
+    assert cell["max_abs_error"] <= 1e-12
+    assert cell["join_rows"] == layout_join_rows(step, layout, *LAYOUT_POINT)
+    if database == "SQLite":
+        assert cell["vm_steps"] > 0 and cell["scanned"] is None
+    else:
+        assert cell["tuples"] >= cell["join_rows"] > 0 and cell["scanned"] > 0
+    assert cell["plan"]
+
+
+def test_postgresqls_arrays_unnest_one_row_per_element():
+    # The reason PostgreSQL's arrays save little: the dot product's unnest is a Function Scan
+    # that yields a row per element pair, so the scores read pairs x d_head rows, as long form joins.
+    import sql_layout
+
+    plan = {
+        "Plan": {
+            "Node Type": "Hash Join",
+            "Actual Rows": 50,
+            "Actual Loops": 1,
+            "Plans": [
+                {"Node Type": "Seq Scan", "Relation Name": "q_vec", "Actual Rows": 10, "Actual Loops": 1},
+                {
+                    "Node Type": "Aggregate",
+                    "Parent Relationship": "SubPlan",
+                    "Actual Rows": 1,
+                    "Actual Loops": 50,
+                    "Plans": [
+                        {"Node Type": "Function Scan", "Function Name": "unnest", "Actual Rows": 4, "Actual Loops": 50}
+                    ],
+                },
+                {
+                    "Node Type": "Seq Scan",
+                    "Relation Name": "k_vec",
+                    "Actual Rows": 6,
+                    "Actual Loops": 1,
+                    "Rows Removed by Filter": 4,
+                },
+            ],
+        }
+    }
+    rows = sql_layout.postgres_rows(plan)
+    assert rows["scanned"] == 10 + 200 + 10  # q_vec, the unnest's 4 rows in each of 50 loops, k_vec before its filter
+    assert rows["join_rows"] == 50
+    assert rows["tuples"] == 50 + 10 + 50 + 200 + 6
+    assert "  SubPlan: Aggregate: 50 rows (50 loops)" in rows["plan"]
+
+
+def test_a_result_off_by_more_than_the_tolerance_stops_before_it_is_timed(monkeypatch):
+    import sqlite3
+
+    import sql_layout
+
+    point = sql_layout.make_point(*LAYOUT_POINT)
+    right = sql_layout.expected
+    monkeypatch.setattr(sql_layout, "expected", lambda p, step: right(p, step) + 2e-12)
+    monkeypatch.setattr(sql_layout, "time_query", lambda *args: pytest.fail("timed a wrong result"))
+    with pytest.raises(SystemExit, match=r"SQLite, arrays, scores at L=5, E=8 differs from NumPy by 2\.0"):
+        sql_layout.run_case(sqlite3.connect(":memory:"), "SQLite", "scores", "arrays", point, repeats=3)
+
+
+def test_the_layout_benchmark_shares_the_sql_benchmarks_machine_state():
+    import sql_attention
+    import sql_layout
+
+    assert (sql_layout.BLAS_THREADS, sql_layout.BLAS_VARIABLES) == (
+        sql_attention.BLAS_THREADS,
+        sql_attention.BLAS_VARIABLES,
+    )
+    assert sql_layout.blas_threads is sql_attention.blas_threads
+    assert sql_layout.cpu_model is machine.cpu_model
+
+
+def test_the_long_form_runs_the_packages_own_files():
+    import qkv.sql
+    import sql_layout
+
+    projection = sql_layout.case("projection", "long form", "SQLite")
+    scores = sql_layout.case("scores", "long form", "SQLite")
+    for this, files in ((projection, ("mha_tables", "mha_project")), (scores, ("mha_scores",))):
+        for name in files:
+            for statement in qkv.sql._dialect.statements(qkv.sql.query_text(name)):
+                assert statement in this.statements, (name, statement)
+
+
+def test_the_committed_layout_result_has_its_shape():
+    import json
+
+    import sql_layout
+
+    result = json.loads(sql_layout.RESULT.read_text())
+    assert result["command"] == "make bench-layout"
+    machine_state = result["machine"]
+    for key in ("cpu", "cores", "platform"):
+        assert machine_state[key], key
+    assert len(machine_state["load_before"]) == len(machine_state["load_after"]) == 3
+    settings = result["settings"]
+    assert settings["blas_threads"] == 1
+    assert set(settings["blas_environment"].values()) == {"1"}
+    assert settings["tolerance"] == 1e-12 and settings["warmup_runs"] == 1 and settings["repeats"] >= 5
+    # The SQL recorded is the SQL the script runs.
+    assert settings["array_sql"] == {database: sql_layout.array_sql(database) for database in LAYOUT_DATABASES}
+    assert settings["queries"] == {f"{s}, {lay}": q for (s, lay), q in sql_layout.QUERIES.items()}
+    sizes = {(row["L"], row["E"]): row for row in result["rows"]}
+    # Both series: L grows at E = 16, E grows at L = 16, at least to 64.
+    assert {(n, 16) for n in (8, 16, 32, 64)} <= set(sizes) >= {(16, n) for n in (8, 16, 32, 64)}
+    for (length, width), row in sizes.items():
+        heads = row["num_heads"]
+        assert row["d_head"] * heads == width
+        assert set(row["steps"]) == {"projection", "scores"}
+        for step, entry in row["steps"].items():
+            assert entry["numpy_seconds"] > 0
+            assert set(entry["layouts"]) == {"long form", "arrays"}
+            for layout, cells in entry["layouts"].items():
+                assert set(cells) == set(LAYOUT_DATABASES)
+                for database, cell in cells.items():
+                    where = (length, width, step, layout, database)
+                    assert cell["seconds"] > 0, where
+                    assert cell["max_abs_error"] <= 1e-12, where
+                    assert cell["join_rows"] == layout_join_rows(step, layout, length, width, heads), where
+                    if database == "SQLite":
+                        assert cell["vm_steps"] > 0, where
+                    else:
+                        assert cell["tuples"] >= cell["join_rows"] and cell["scanned"] > 0, where
