@@ -49,7 +49,7 @@ def sql_layer_tables() -> str:
         insert_long_form("out_bias", np.zeros(d_model), ("out_dim", "val")),
         f"INSERT INTO layer_shape (d_model, d_head) VALUES ({d_model}, {d_model // num_heads});",
     ]
-    return sql_block(compact(statements("mha_tables")) + "\n" + "\n".join(inserts))
+    return in_box(sql_block(compact(statements("mha_tables")) + "\n" + "\n".join(inserts)))  # in a Deeper box
 
 
 for _name in ("mha_project", "mha_split", "mha_weights", "mha_output"):
