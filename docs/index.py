@@ -235,6 +235,7 @@ CHAPTERS = (
     "multi-head",
     "relative-positions",
     "attention-sql",
+    "attention-sql-layer",
     "scale",
     "model-size",
 )

@@ -1632,6 +1632,27 @@ class TestMultiHeadSteps:
         assert re.search(expected, plan), plan
         assert re.search(r"(?i)window|partition|temp b-tree", whole), whole
 
+    def test_multi_head_views_is_the_public_way_to_query_each_step(self, connection):
+        """The chapter's context manager: the same views, checked arguments, nothing left afterwards."""
+        layer = random_layer(69, l_q=3, l_k=4)
+        expected_out, expected_weights = qkv.multi_head_attention(*layer)
+        with qkv.sql.multi_head_views(connection, *layer) as views:
+            assert views.num_heads == 2 and (views.l_q, views.l_k, views.d_v) == (3, 4, 4)
+            out = np.full(expected_out.shape, np.nan)
+            for pos, dim, val in views.rows("SELECT pos, dim, val FROM mha_output"):
+                out[pos, dim] = val
+            weights = np.full(expected_weights.shape, np.nan)
+            for head, qpos, kpos, weight in views.rows("SELECT head, qpos, kpos, weight FROM head_weights"):
+                weights[head, qpos, kpos] = weight
+        np.testing.assert_allclose(out, expected_out, **EXACT)
+        np.testing.assert_allclose(weights, expected_weights, **EXACT)
+        assert temp_objects(connection) == []
+        query, key, value, _, *weights_and_biases = layer
+        with pytest.raises(ValueError, match="num_heads"):
+            with qkv.sql.multi_head_views(connection, query, key, value, 3, *weights_and_biases):
+                pass
+        assert temp_objects(connection) == []
+
 
 def _torch_layer(seed: int, embed: int, num_heads: int, bias: bool):
     """A float64 torch.nn.MultiheadAttention with random parameters, and its parameters as NumPy."""

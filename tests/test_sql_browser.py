@@ -2,7 +2,9 @@
 in a real Chromium: SQLite compiled to WebAssembly (sql.js, served by the
 site itself) runs the page's attention query and returns qkv's numbers; a
 broken query shows the database's message; nothing is loaded before the
-first click. Also the build hook that ships sql.js and the script tag."""
+first click. Chapter 9b's Run buttons run the whole layer (the package's
+mha_*.sql files) on the toy sentence and return qkv.multi_head_attention's
+numbers. Also the build hook that ships sql.js and the script tag."""
 
 from __future__ import annotations
 
@@ -15,16 +17,25 @@ from mkdocs.exceptions import PluginError
 
 import hooks  # docs/hooks, on pytest's pythonpath
 import qkv
+import qkv.sql
 from qkv import toy
 from site_sweep import AXE, AXE_RUN, inject_axe, open_page  # tests/support, on pytest's pythonpath
 
 PAGE = "chapters/attention-sql/"
+LAYER_PAGE = "chapters/attention-sql-layer/"
 BANK = ["money", "bank", "grows"]
 
 
 def bank_head() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x = toy.bank_sentence(BANK)  # (3, 4)
     return x @ toy.W_QUERY, x @ toy.W_KEY, x @ toy.W_VALUE
+
+
+def bank_layer() -> tuple:
+    """Chapter 9b's toy layer: qkv.multi_head_attention's arguments (self-attention, 2 heads, W_O = I)."""
+    x = toy.bank_sentence(BANK)  # (3, 4)
+    in_proj = np.concatenate([toy.W_QUERY.T, toy.W_KEY.T, toy.W_VALUE.T])  # (12, 4)
+    return x, x, x, 2, in_proj, np.eye(4)
 
 
 def open_sql_page(browser, site_url):
@@ -324,3 +335,56 @@ def test_the_scratch_box_names_the_mask_in_force_and_can_replace_it(browser, sit
     np.testing.assert_allclose(vals, expected[1], atol=1e-12)
     context.close()
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_the_layer_page_runs_the_whole_layer_in_sqlite_and_gets_qkvs_numbers(browser, site_url):
+    """Chapter 9b: the last block (mha_output.sql) runs after every step above it, in sql.js, from
+    the rows the build inserted: its output is qkv.multi_head_attention's; the scratch box reads
+    every head's weights from head_weights."""
+    page, context, problems = open_page(browser, site_url + LAYER_PAGE, scheme="light", width=1280)
+    assert sqljs_requests(page) == [], "sql.js must not load before the first Run"
+    expected_out, expected_weights = qkv.multi_head_attention(*bank_layer())  # (3, 4), (2, 3, 3)
+    block = block_with(page, "CREATE TEMP VIEW mha_output")
+    run_button(block).click()
+    panel = panel_of(block)
+    columns, rows = result_rows(panel)
+    assert panel.locator("table.qkv-sql-table caption").inner_text() == (
+        "Rows of view mha_output, the last this block creates"
+    )
+    assert columns == ["pos", "dim", "val"]
+    assert len(rows) == expected_out.size
+    got = np.full(expected_out.shape, np.nan)
+    for pos, dim, val in rows:
+        got[int(pos), int(dim)] = float(val)
+    np.testing.assert_allclose(got, expected_out, rtol=0, atol=1e-12)
+    scratch = page.locator(".qkv-sql-scratch")
+    scratch.get_by_label(re.compile("Scratch query")).fill("SELECT head, qpos, kpos, weight FROM head_weights;")
+    scratch.get_by_role("button", name="Run the scratch query in your browser (SQLite)").click()
+    _, rows = result_rows(scratch)
+    weights = np.full(expected_weights.shape, np.nan)
+    for head, qpos, kpos, weight in rows:
+        weights[int(head), int(qpos), int(kpos)] = float(weight)
+    np.testing.assert_allclose(weights, expected_weights, rtol=0, atol=1e-12)
+    context.close()
+    assert not problems, "\n".join(problems)
+
+
+def test_the_layer_page_shows_the_packages_files_and_no_sql_lives_in_the_runner():
+    """One home for the SQL: each mha_*.sql file's statements are in a runnable block of chapter 9b
+    (from the package, at build time), and sql-runner.js holds none of them."""
+    import parts  # docs/hooks, on pytest's pythonpath
+    from sql_blocks import compact, in_box, statements
+
+    root = Path(__file__).resolve().parent.parent
+    page = parts.load_page(root / "docs" / "chapters" / "attention-sql-layer.md", root / "docs")
+    blocks = "\n".join(str(fn()) for fn in page.values.values())
+    runner = (root / "docs" / "javascripts" / "sql-runner.js").read_text(encoding="utf-8")
+    for name in qkv.sql.QUERY_NAMES:
+        if not name.startswith("mha_") or name == "mha_mask_pairs":
+            continue
+        text = compact(statements(name)) if name == "mha_tables" else statements(name)  # tables on fewer lines
+        assert text in blocks or in_box(text) in blocks, f"{name}.sql is not shown on chapter 9b"  # or in a box
+        for line in text.splitlines():
+            if line.strip().startswith("CREATE TEMP"):
+                assert line.strip() not in runner, f"sql-runner.js copies {name}.sql: {line.strip()}"

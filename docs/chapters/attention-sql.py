@@ -2,7 +2,8 @@
 
 The SQL the page shows comes from the package's ``.sql`` files through
 ``qkv.sql.query_text`` (one home for the text: the page, the tests and the
-library run the same files), without their comment lines. PostgreSQL's and DuckDB's plans and the timing
+library run the same files), without their comment lines
+(docs/hooks/sql_blocks.py, shared with chapter 9b). PostgreSQL's and DuckDB's plans and the timing
 table come from the committed result files of ``make plans-sql`` and
 ``make bench-sql`` (benchmarks/results/): not every reader has a PostgreSQL,
 and timings are measured on purpose, not at build time.
@@ -13,14 +14,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import textwrap
 from pathlib import Path
-
-import numpy as np
 
 import qkv
 import qkv.sql
 from parts import value
+from sql_blocks import compact, in_box, insert_long_form, sql_block, statements
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -32,66 +31,17 @@ PADDING_VALID = (True, True, False)
 DATABASES = ("SQLite", "PostgreSQL", "DuckDB")
 
 
-def sql_block(text: str, *classes: str) -> str:
-    """A fenced SQL block; the page's Run buttons (sql-runner.js) find it by class."""
-    attrs = " ".join(["." + "sql", ".qkv-sql", *("." + c for c in classes)])
-    return "```{" + attrs + "}\n" + text.rstrip("\n") + "\n```"
-
-
-def statements(name: str) -> str:
-    """The statements of one of the package's ``.sql`` files, without its comment lines.
-
-    The page's SQL blocks show the files' SQL as it runs; the comments that
-    explain it are in the files (``qkv.sql.query_text(name)`` prints them),
-    and the page's prose says what they say. On a phone a comment line is
-    cut off at the screen's edge anyway.
-    """
-    lines = qkv.sql.query_text(name).splitlines()
-    return "\n".join(line for line in lines if not line.lstrip().startswith("--"))
-
-
-def compact(sql: str, width: int = 64) -> str:
-    """Each CREATE TABLE statement of ``sql`` on as few lines of at most ``width``
-    characters as it fits (tables.sql's three take 6 lines instead of 18); the
-    other statements as they are written."""
-    out = []
-    for statement in filter(None, (part.strip() for part in sql.split(";"))):
-        if not statement.upper().startswith("CREATE TEMP TABLE"):
-            out.append(statement + ";")
-            continue
-        flat = re.sub(r"\s+\)", ")", re.sub(r"\(\s+", "(", " ".join(statement.split())))
-        out.append(textwrap.fill(flat + ";", width, subsequent_indent="  ", break_long_words=False))
-    return "\n".join(out)
-
-
-def _package(name: str) -> str:
-    return sql_block(statements(name))
-
-
-def in_box(text: str) -> str:
-    """``text`` for a ``{{ value }}`` inside a Deeper box: every line after the
-    first indented 4 spaces (the shortcode's own indent places the first)."""
-    return text.replace("\n", "\n    ")
-
-
-def _rows(table: str, arr) -> str:
-    pos, dim = np.indices(arr.shape)  # (L, d) each: the long form, row by row
-    rows = [f"({p}, {d}, {float(arr[p, d])!r})" for p, d in zip(pos.ravel(), dim.ravel())]
-    lines = ",\n  ".join(", ".join(rows[i : i + 6]) for i in range(0, len(rows), 6))
-    return f"INSERT INTO {table} (pos, dim, val) VALUES\n  {lines};"
-
-
 @value("sql_bank_tables")
 def sql_bank_tables() -> str:
     """tables.sql, then the bank sentence's Q, K, V as rows (the page's first runnable block)."""
     x = qkv.toy.bank_sentence(list(BANK))  # (3, 4)
     q, k, v = x @ qkv.toy.W_QUERY, x @ qkv.toy.W_KEY, x @ qkv.toy.W_VALUE  # (3, 4) each
-    inserts = "\n".join(_rows(name, arr) for name, arr in (("q", q), ("k", k), ("v", v)))
+    inserts = "\n".join(insert_long_form(name, arr) for name, arr in (("q", q), ("k", k), ("v", v)))
     return sql_block(compact(statements("tables")) + "\n" + inserts)
 
 
 for _name in ("weights", "output", "mask_pairs"):
-    value("sql_" + _name)(lambda _name=_name: _package(_name))
+    value("sql_" + _name)(lambda _name=_name: sql_block(statements(_name)))
 
 
 @value("sql_scores")

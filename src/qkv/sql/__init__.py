@@ -60,7 +60,8 @@ create is read, written or dropped:
   ``q_heads``, ``k_heads``, ``v_heads``, ``head_scores``,
   ``head_visible``, ``head_weights``, ``head_output``, ``concatenated``,
   ``mha_output`` for ``multi_head_attention``. Their names are fixed,
-  because the files above are what runs and ``attention_views`` lets you
+  because the files above are what runs and ``attention_views`` and
+  ``multi_head_views`` let you
   query them by name.
 * A call refuses to start, with a ValueError that names the object and
   before it runs anything (so your transaction is untouched), if the
@@ -154,6 +155,7 @@ __all__ = [
     "explain",
     "attention_views",
     "multi_head_attention",
+    "multi_head_views",
     "sinusoidal_encoding",
     "query_text",
     "QUERY_NAMES",
@@ -731,6 +733,67 @@ def _create_and_load_layer(connection, dialect, layer, mask_arr, mask_file) -> I
         for table in LAYER_TABLES + LAYER_MASK_TABLES[mask_file]:
             _dialect.run(connection, dialect, f"ANALYZE {table}")
     yield MultiHeadViews(connection, dialect, mask_file, (q.shape[0], k.shape[0], d_model), num_heads)
+
+
+@contextlib.contextmanager
+def multi_head_views(
+    connection: Any,
+    query: Any,
+    key: Any,
+    value: Any,
+    num_heads: int,
+    in_proj_weight: Any,
+    out_proj_weight: Any,
+    in_proj_bias: Any = None,
+    out_proj_bias: Any = None,
+    mask: Any = None,
+) -> Iterator[MultiHeadViews]:
+    """Load a whole layer into temporary tables and create its step views (``attention_views`` for a layer).
+
+    Inside the ``with`` block the connection holds the tables of
+    ``mha_tables.sql`` (``query_in``, ``key_in``, ``value_in``, ``in_proj``,
+    ``in_bias``, ``out_proj``, ``out_bias``, ``layer_shape``, and
+    ``head_allowed`` for a mask) and the views of the other ``mha_*.sql``
+    files, from ``q_proj`` to ``mha_output``, so each step can be queried
+    or explained; afterwards none of them exist. What the block runs on the
+    connection is part of the call, as for ``attention_views``.
+
+    Parameters
+    ----------
+    connection, query, key, value, num_heads, in_proj_weight, out_proj_weight, in_proj_bias, out_proj_bias, mask
+        As for ``multi_head_attention``.
+
+    Yields
+    ------
+    MultiHeadViews
+        ``.rows(sql)`` runs a SELECT, ``.plan(sql)`` returns its plan (by
+        default of ``SELECT pos, dim, val FROM mha_output``), ``.dialect``
+        names the database, ``.num_heads``, ``.l_q``, ``.l_k`` and ``.d_v``
+        (``d_model``) are the sizes.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As for ``multi_head_attention``, except that the steps are not
+        checked for NaN or inf: query them yourself.
+
+    Examples
+    --------
+    >>> import sqlite3
+    >>> import numpy as np
+    >>> import qkv.sql
+    >>> x = np.array([[4.0, 0.0], [0.0, 4.0]])
+    >>> eye = np.eye(2)
+    >>> in_proj = np.concatenate([eye, eye, eye])  # [W_q; W_k; W_v]: (6, 2)
+    >>> with qkv.sql.multi_head_views(sqlite3.connect(":memory:"), x, x, x, 2, in_proj, eye) as views:
+    ...     views.rows("SELECT head, qpos, kpos FROM head_scores WHERE qpos = 0 ORDER BY head, kpos")
+    [(0, 0, 0), (0, 0, 1), (1, 0, 0), (1, 0, 1)]
+    """
+    dialect, layer, mask_arr = _check_layer_args(
+        connection, query, key, value, num_heads, in_proj_weight, out_proj_weight, in_proj_bias, out_proj_bias, mask
+    )
+    with _multi_head_views(connection, dialect, layer, mask_arr) as views:
+        yield views
 
 
 def multi_head_attention(
