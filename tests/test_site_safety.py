@@ -1294,3 +1294,40 @@ def test_a_build_through_the_zygote_reports_what_python_m_mkdocs_reports(tmp_pat
             name == "clean"
             or "docs/a.md:3: <img src='http://example.org/x.png'> loads from another host" in forked.stderr
         )
+
+
+#: Security re-review 9b, X1: a static HTML file whose comments a browser ends where Python's
+#: html.parser does not: the parser then reads the real document as a comment.
+EARLY_COMMENT_HTML = (
+    '<!doctype html>\n<html lang="en"><!--><head><meta charset="utf-8"><title>d</title></head><body>\n'
+    '<img src="http://127.0.0.2/c1.png" alt="x"><!-- --><head></body></html>\n'
+)
+
+
+@pytest.mark.parametrize("opener", ["<!-->", "<!--->", "<!-- x --!>", "<!-- x -- >"])
+def test_a_comment_a_browser_ends_elsewhere_than_the_parser_is_refused_in_a_static_file(opener):
+    text = EARLY_COMMENT_HTML.replace("<!-->", opener, 1)
+    found = safety.static_file_code(text, "docs/demo/c.html")
+    token = {"<!-->": "<!-->", "<!--->": "<!--->", "<!-- x --!>": "--!>", "<!-- x -- >": "-- >"}[opener]
+    assert found[0] == f"docs/demo/c.html:2: {token!r}: {safety.COMMENT_WHY}"
+    if token == "-- >":  # html.parser ends it first: the head it finds is the first; the refusal above holds
+        return
+    with pytest.raises(ValueError, match=r"^c\.html: a '<head' comes before the <head> an HTML parser finds"):
+        safety.with_csp(text, "c.html")
+
+
+@pytest.mark.parametrize(
+    "href", ["java&#9;script:alert(1)", "&#106;avascript:alert(1)", "javascript&colon;alert(1)", "java&#10;script:x"]
+)
+def test_a_script_url_written_with_character_references_is_found(href):
+    # The parser path reads this one when the file parses; here an early-closing comment hides the
+    # tag from it, so the raw scan must decode the references itself.
+    text = f'<!doctype html>\n<html><!--><head></head><body>\n<a href="{href}">x</a><!-- --></body></html>\n'
+    found = [line for line in safety.static_file_code(text, "docs/demo/j.html") if ":3:" in line]
+    assert found and found[0].startswith("docs/demo/j.html:3: 'javascript:' written with character references: ")
+
+
+def test_a_static_html_file_with_an_early_ending_comment_fails_the_build(tmp_path):
+    result, _ = build(tmp_path, {"demo/c1.html": EARLY_COMMENT_HTML})
+    assert result.returncode == 1
+    assert "docs/demo/c1.html:2: '<!-->': a browser and Python's html.parser" in result.stderr, result.stderr[-3000:]

@@ -456,6 +456,7 @@ def content_security_policy(text: str, *, wasm: bool = False, live_reload: bool 
 
 
 _CHARSET = re.compile(r"<meta\s+charset=[^>]*>", re.IGNORECASE)
+_RAW_HEAD = re.compile(r"<head(?=[\s/>])", re.IGNORECASE)
 
 
 class _HeadFinder(HTMLParser):
@@ -504,6 +505,14 @@ def with_csp(text: str, where: str, *, wasm: bool = False, live_reload: bool = F
             f"{where}: {found}, so there is no <head> to put the Content-Security-Policy <meta> at the top of "
             "(a <head> in a comment or an attribute value is no head, and a browser opens the head itself at the "
             "first content): start the file <!doctype html><html><head>"
+        )
+    head_start = text.lower().rfind("<head", 0, finder.end)
+    if _RAW_HEAD.search(text, 0, head_start):
+        raise ValueError(
+            f"{where}: a '<head' comes before the <head> an HTML parser finds (in a comment or an attribute "
+            "value, or after a comment that a browser ends earlier than Python's parser: <!-->, --!>), so the "
+            "Content-Security-Policy <meta> could land where a browser ignores it: start the file "
+            "<!doctype html><html><head>, with no '<head' before it"
         )
     after_head = finder.end + len(text[finder.end :]) - len(text[finder.end :].lstrip())
     charset = _CHARSET.match(text, after_head)
@@ -737,6 +746,15 @@ def _active(content: str, xml: bool = False) -> list[_Active]:
                 seen.add((line, kind))
                 snippet = match.group(match.lastindex or 0).strip(" \t\n\"'/=")
                 found.append(_Active(line, kind, _misread(snippet), snippet))
+    # A script URL written with character references (java&#9;script:, &#106;avascript:, javascript&colon;),
+    # which a browser decodes (and whose tabs and newlines it drops) before it reads the scheme
+    # (security re-review 9b, X1).
+    for number, text_line in enumerate(content.split("\n"), 1):
+        if "&" in text_line and (number, "url") not in seen:
+            match = _RAW["url"].search(re.sub(r"[\t\r\n]", "", html.unescape(text_line)))
+            if match:
+                seen.add((number, "url"))
+                found.append(_Active(number, "url", f"{match[1]!r} written with character references", match[1]))
     for match in _RAW_STYLE_ATTRIBUTE.finditer(content):
         line = content.count("\n", 0, match.start()) + 1
         value = html.unescape(next((group for group in match.groups()[1:] if group is not None), ""))
@@ -1166,6 +1184,19 @@ def _xml_active(text: str) -> list[_Active]:
 _DECLARED_ENCODING = re.compile(r"""(?:encoding|charset)\s*=\s*["']?\s*([\w.:-]+)""", re.IGNORECASE)
 
 
+#: Comment syntax that a browser (HTML5) and Python's html.parser end in different places: a browser
+#: ends ``<!-->`` and ``<!--->`` at once and a comment at ``--!>``; html.parser ends one only at
+#: ``--`` + optional whitespace + ``>``, which a browser does not end at ``-- >``. Every check reads a
+#: file with html.parser, so the rest of such a file is another document to them than to a reader
+#: (security re-review 9b, X1).
+_COMMENT_DISAGREEMENTS = re.compile(r"<!---?>|--!>|--[ \t\r\n\f]+>")
+COMMENT_WHY = (
+    "a browser and Python's html.parser (which every check uses) end a comment in different places here, so "
+    "the checks would read a different document from the one a reader's browser shows: write each comment "
+    "as <!-- text --> with no '--' inside"
+)
+
+
 def static_file_code(text: str, where: str) -> list[str]:
     """What in a file copied to the site as it is (an ``.html`` demo, an
     ``.svg`` figure under ``docs/``) would run code, one message each.
@@ -1202,6 +1233,9 @@ def static_file_code(text: str, where: str) -> list[str]:
     xml = PurePosixPath(where).suffix.lower() in XML_SUFFIXES
     active = [item for item in _active(text, xml) if item.kind in ("element", "handler", "url")]
     found = [(item.line, f"{item.what}: {why}") for item in active]
+    for match in _COMMENT_DISAGREEMENTS.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        found.append((line, f"{match[0]!r}: {COMMENT_WHY}"))
     for match in _XML_MARKUP_MAKERS.finditer(text):
         what, how = (
             ("<?xml-stylesheet", "a browser runs the XSLT it names, which can build a script")
