@@ -348,6 +348,23 @@ def test_formulas_are_read_from_the_mathml_the_build_makes(tmp_path):
     ]
 
 
+def test_a_number_struck_or_boxed_in_a_formula_is_read_apart_and_joined(tmp_path):
+    """Security re-review 9b (not covered): $\\cancel{0.6625}0.6652$ shows 0.6625, struck through, then
+    0.6652; read joined (0.66250.6652) it was no number and nothing was named. A strike or box (<menclose>)
+    is read apart from its neighbours, and a number read joined only (\\boxed{0.66}52) is read too."""
+    text = (
+        "# Numbers\n\n"
+        "E: the weight is $\\cancel{0.6625}0.6652$.\n\n"  # 3
+        "F: the weight is $\\boxed{0.6625}52$.\n\n"  # 5
+        "G: a verified $\\cancel{0.6625}$ alone.\n\n"  # 7
+        "```python\nprint(round(0.66251, 4))\n```\n\n```output\n0.6625\n```\n"
+    )
+    assert unchecked_numbers(write(tmp_path, text), "docs/zz/tex.md") == [
+        "docs/zz/tex.md:3: 0.6652 is not in any verified output",
+        "docs/zz/tex.md:5: 0.662552 is not in any verified output",
+    ]
+
+
 def test_notebook_markdown_is_read_as_nbconvert_renders_it(tmp_path):
     """Re-review N6: notebook pages are rendered by nbconvert, which has no abbreviations and no attribute
     lists: the page shows `*[PE]: ... 0.0900` and the `{: .qkv-output }` paragraph's number, which
