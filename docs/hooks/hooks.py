@@ -505,7 +505,8 @@ def notebook_cells(path: str | Path, source: str) -> list[tuple[str, list[tuple[
     build's refusals and the prose check use it; security re-review 9b, X2, X3). Each cell as (cell type,
     [(line, text)]): its source's lines (a markdown cell's without the ``# `` jupytext removes), each at
     the line of ``source`` (the file) that holds it, searched in order; a line no file line holds (an empty
-    one, one jupytext or JSON escaping changed) is given the line of the cell's first line found."""
+    one, one jupytext or JSON escaping changed) is given the line of the one before it in the cell, or of
+    the cell's first line found: never dropped."""
     import json
 
     import jupytext
