@@ -348,6 +348,23 @@ def test_formulas_are_read_from_the_mathml_the_build_makes(tmp_path):
     ]
 
 
+def test_a_number_struck_or_boxed_in_a_formula_is_read_apart_and_joined(tmp_path):
+    """Security re-review 9b (not covered): $\\cancel{0.6625}0.6652$ shows 0.6625, struck through, then
+    0.6652; read joined (0.66250.6652) it was no number and nothing was named. A strike or box (<menclose>)
+    is read apart from its neighbours, and a number read joined only (\\boxed{0.66}52) is read too."""
+    text = (
+        "# Numbers\n\n"
+        "E: the weight is $\\cancel{0.6625}0.6652$.\n\n"  # 3
+        "F: the weight is $\\boxed{0.6625}52$.\n\n"  # 5
+        "G: a verified $\\cancel{0.6625}$ alone.\n\n"  # 7
+        "```python\nprint(round(0.66251, 4))\n```\n\n```output\n0.6625\n```\n"
+    )
+    assert unchecked_numbers(write(tmp_path, text), "docs/zz/tex.md") == [
+        "docs/zz/tex.md:3: 0.6652 is not in any verified output",
+        "docs/zz/tex.md:5: 0.662552 is not in any verified output",
+    ]
+
+
 def test_notebook_markdown_is_read_as_nbconvert_renders_it(tmp_path):
     """Re-review N6: notebook pages are rendered by nbconvert, which has no abbreviations and no attribute
     lists: the page shows `*[PE]: ... 0.0900` and the `{: .qkv-output }` paragraph's number, which
@@ -592,4 +609,77 @@ def test_percent_notebook_cells_are_read_as_jupytext_reads_them(tmp_path):
         "docs/notebooks/zz.py:11: 0.7777 is not in any verified output",
         "docs/notebooks/zz.py:14: 0.8888 is not in any verified output",
         "docs/notebooks/zz.py:17: 0.9999 is not in any verified output",
+        # and, since security re-review 9b (X3), each marker that is not one of the two forms allowed
+        *(marker(line, form) for line, form in [(7, "# %% [md]"), (10, "#%% [markdown]"), (13, "# %% [markdown]")]),
     ]
+
+
+def marker(line: int, form: str, where: str = "docs/notebooks/zz.py") -> str:
+    """The prose check's (and the build's) message for a cell marker not written as one of the two forms allowed."""
+    return (
+        f"{where}:{line}: {form!r} looks like a cell marker, which jupytext reads its own way (security re-review "
+        "9b, X3): the two forms allowed are exactly `# %%` (a code cell) and `# %% [markdown]` (a markdown cell)"
+    )
+
+
+def not_percent(where: str = "docs/notebooks/zz.py") -> str:
+    """The prose check's (and the build's) message for a notebook page jupytext reads in its light format."""
+    return (
+        f"{where}:1: jupytext reads this notebook page in its 'light' format (a jupytext header declares it, or "
+        "there is no `# %%` cell marker), not as a percent notebook, the one form the rules for notebook pages "
+        "are written for (security re-review 9b, X2): start each cell at a line `# %%` (code) or `# %% [markdown]` "
+        "(markdown), with no jupytext header declaring another format"
+    )
+
+
+#: Security re-review 9b's planted notebook pages: the site shows 0.6652 under the output 0.6625.
+ZZNOMARK = (
+    "# # NB\n#\n# Intro.\n\nprint(round(0.66251, 4))\n\n"
+    "# A: the weight is 0.6652 (no cell markers: jupytext reads this file in its light format).\n"
+)
+ZZLIGHT = (
+    "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n# ---\n\n"
+    "# %% [markdown]\n# # NB\n#\n# Intro.\n\n# %%\nprint(round(0.66251, 4))\n\n"
+    "# A: the weight is 0.6652 (a comment in a code cell to the check, a markdown cell to the site).\n\n"
+    "# %% [markdown]\n# Control: the weight is 0.9999.\n"
+)
+ZZBAL = (
+    "# %% [markdown]\n# # NB\n#\n# Intro.\n\n# %%\nprint(round(0.66251, 4))\n\n"
+    "# %%[markdown]\n# The cell above prints 0.6625.\n\n"
+    "# %% title [markdown]\n# A: the weight is 0.6652 (markdown to jupytext, a comment in code to the check).\n\n"
+    "# In[1]:\ny = 2\n"
+)
+
+
+def test_a_notebook_pages_cells_are_those_jupytext_reads_and_another_form_is_named(tmp_path):
+    """Security re-review 9b, X2, X3: the check read only `# %%` cells and compared their types with
+    jupytext's: a page without markers (jupytext's light format), a header `format_name: light`, and
+    markers jupytext reads otherwise, balanced so the types agree, showed 0.6652 and passed. The cells
+    are now jupytext.read's own, and a page in another form than the percent notebook is named."""
+    found = {
+        name: unchecked_numbers(write(tmp_path, text, "zz.py"), "docs/notebooks/zz.py")
+        for name, text in {"zznomark": ZZNOMARK, "zzlight": ZZLIGHT, "zzbal": ZZBAL}.items()
+    }
+    assert found == {
+        "zznomark": ["docs/notebooks/zz.py:7: 0.6652 is not in any verified output", not_percent()],
+        "zzlight": [
+            "docs/notebooks/zz.py:16: 0.6652 is not in any verified output",
+            "docs/notebooks/zz.py:19: 0.9999 is not in any verified output",
+            not_percent(),
+        ],
+        "zzbal": [
+            "docs/notebooks/zz.py:13: 0.6652 is not in any verified output",
+            marker(9, "# %%[markdown]"),
+            marker(12, "# %% title [markdown]"),
+            marker(15, "# In[1]:"),
+        ],
+    }
+
+
+def test_a_notebook_page_without_a_number_in_its_prose_is_still_read_for_its_form(tmp_path):
+    """Security re-review 9b, X2: the check returned early when its prose held no number, before it
+    compared its cells with jupytext's; what the build refuses is named whatever the prose holds."""
+    nomark = ZZNOMARK.replace("0.6652", "about two thirds")
+    assert unchecked_numbers(write(tmp_path, nomark, "zz.py"), "docs/notebooks/zz.py") == [not_percent()]
+    text = "# %% [markdown]\n# # NB\n\n# %%\nx = 1\n\n# <codecell>\ny = 2\n"
+    assert unchecked_numbers(write(tmp_path, text, "zz.py"), "docs/notebooks/zz.py") == [marker(7, "# <codecell>")]

@@ -1271,6 +1271,42 @@ def test_a_hand_written_exercise_notebook_and_a_raw_cell_fail_the_build(tmp_path
     ) in raw.stderr, raw.stderr[-3000:]
 
 
+@pytest.mark.build
+def test_a_notebook_page_that_is_not_a_plain_percent_notebook_fails_the_build(tmp_path):
+    """Security re-review 9b, X2, X3: a notebook page without cell markers (jupytext's light format), one
+    whose header declares `format_name: light`, and one with markers jupytext reads its own way
+    (`# %%[markdown]`, `# %% title [markdown]`, `# In[1]:`) built with rc 0, showing 0.6652 under the
+    output 0.6625; the build refuses each, at its line, saying which two markers are allowed."""
+    code = "\nprint(round(0.66251, 4))\n\n"
+    light = "# ---\n# jupyter:\n#   jupytext:\n#     text_representation:\n#       format_name: light\n# ---\n\n"
+    fixes = "start each cell at a line `# %%` (code) or `# %% [markdown]` (markdown), with no jupytext header"
+    is_light = (
+        "docs/notebooks/zz.py:1: jupytext reads this notebook page in its 'light' format (a jupytext header "
+        "declares it, or there is no `# %%` cell marker), not as a percent notebook, the one form the rules for "
+        f"notebook pages are written for (security re-review 9b, X2): {fixes} declaring another format"
+    )
+    allowed = "the two forms allowed are exactly `# %%` (a code cell) and `# %% [markdown]` (a markdown cell)"
+    shapes = {
+        "nomark": ("# # NB\n" + code + "# A: the weight is 0.6652.\n", [is_light]),
+        "light": (light + "# %% [markdown]\n# # NB\n\n# %%" + code + "# A: the weight is 0.6652.\n", [is_light]),
+        "bal": (
+            "# %% [markdown]\n# # NB\n\n# %%" + code + "# %%[markdown]\n# The cell above prints 0.6625.\n\n"
+            "# %% title [markdown]\n# A: the weight is 0.6652.\n\n# In[1]:\ny = 2\n",
+            [
+                f"docs/notebooks/zz.py:{line}: {form!r} looks like a cell marker, which jupytext reads its own way "
+                f"(security re-review 9b, X3): {allowed}"
+                for line, form in [(7, "# %%[markdown]"), (10, "# %% title [markdown]"), (13, "# In[1]:")]
+            ],
+        ),
+    }
+    for name, (notebook, messages) in shapes.items():
+        (tmp_path / name).mkdir()
+        result, _ = build(tmp_path / name, {"notebooks/zz.py": notebook})
+        assert result.returncode != 0, name
+        for message in messages:
+            assert message in result.stderr, (name, result.stderr[-3000:])
+
+
 def test_a_build_through_the_zygote_reports_what_python_m_mkdocs_reports(tmp_path):
     """tests/support/mkdocs_builds.py: the same status and the same messages as a plain
     ``python -m mkdocs build --strict``, on a planted fault and on a clean site."""

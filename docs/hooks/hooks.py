@@ -492,26 +492,92 @@ def _check_authored(html_content: str, page) -> None:
     if _is_notebook(page):  # nbconvert's template header is not the notebook's
         own = own[max(own.find(safety.NOTEBOOK_START), 0) :]
         problems += raw_cells(page.file.abs_src_path, where, source)
+        if where.endswith(".py"):
+            problems += not_percent(where, source)
     problems += safety.authored_markup(own, where, source)
     if problems:
         raise PluginError("\n".join(problems))
 
 
-def raw_cells(path: str, where: str, source: str) -> list[str]:
-    """A notebook page's raw cells, read as mkdocs-jupyter reads the notebook (``jupytext.read``):
-    nbconvert shows a raw cell's text as HTML, which the prose check never reads (security re-review 8b,
-    W4, W5). Each as ``<where>:<line>`` of its first line."""
+def notebook_cells(path: str | Path, source: str) -> list[tuple[str, list[tuple[int, str]]]]:
+    """The cells a notebook page shows, read as mkdocs-jupyter reads them (``jupytext.read(path)``: the
+    format a jupytext header declares, else the one jupytext guesses), the one home of that reading (the
+    build's refusals and the prose check use it; security re-review 9b, X2, X3). Each cell as (cell type,
+    [(line, text)]): its source's lines (a markdown cell's without the ``# `` jupytext removes), each at
+    the line of ``source`` (the file) that holds it, searched in order; a line no file line holds (an empty
+    one, one jupytext or JSON escaping changed) is given the line of the one before it in the cell, or of
+    the cell's first line found: never dropped."""
+    import json
+
     import jupytext
 
+    lines = source.splitlines()
+    cursor, cells = 0, []
+    for cell in jupytext.read(str(path)).cells:
+        located: list[int | None] = []
+        for text in cell.source.splitlines():
+            wanted = text.strip()
+            escaped = json.dumps(wanted)[1:-1]
+            found = None
+            if wanted:
+                found = next((i for i in range(cursor, len(lines)) if wanted in lines[i] or escaped in lines[i]), None)
+            if found is not None:
+                cursor = found + 1
+            located.append(found)
+        first = next((i for i in located if i is not None), cursor)
+        numbers, previous = [], first
+        for index in located:
+            previous = index if index is not None else previous
+            numbers.append(previous + 1)
+        cells.append((cell.cell_type, list(zip(numbers, cell.source.splitlines()))))
+    return cells
+
+
+def raw_cells(path: str, where: str, source: str) -> list[str]:
+    """A notebook page's raw cells (``notebook_cells``): nbconvert shows a raw cell's text as HTML, which
+    the prose check never reads (security re-review 8b, W4, W5). Each as ``<where>:<line>`` of its first line."""
     problems = []
-    lines = source.split("\n")
-    for cell in jupytext.read(path).cells:
-        if cell.cell_type == "raw":
-            first = next((text.strip() for text in cell.source.splitlines() if text.strip()), "")
-            number = next((n for n, text in enumerate(lines, 1) if first and first in text), None)
+    for kind, cell in notebook_cells(path, source):
+        if kind == "raw":
+            number, first = next(
+                ((n, text.strip()) for n, text in cell if text.strip()), (cell[0][0] if cell else 1, "")
+            )
             problems.append(
-                f"{where}:{number or 1}: a raw cell ({first[:40]!r}): nbconvert shows its text as HTML, which the "
+                f"{where}:{number}: a raw cell ({first[:40]!r}): nbconvert shows its text as HTML, which the "
                 "prose check never reads: make it a markdown cell"
+            )
+    return problems
+
+
+#: The two cell markers a percent notebook page may use, and what looks like any cell marker jupytext knows.
+PERCENT_MARKERS = ("# %%", "# %% [markdown]")
+_MARKER_LIKE = re.compile(r"^\s*#\s*(?:%%|In\[|<\w+cell>)")
+
+
+def not_percent(where: str, source: str) -> list[str]:
+    """A notebook page written in another form than the percent notebook the rules are written for
+    (security re-review 9b, X2, X3): one jupytext reads in another format (a header declaring one, or
+    no cell markers: jupytext's light format makes each comment paragraph a markdown cell), and each
+    line that looks like a cell marker but is not exactly ``# %%`` or ``# %% [markdown]`` (``# %% title
+    [markdown]``, ``# %%[markdown]``, ``#%%``, ``# In[1]:``, ``# <codecell>``: jupytext reads each its
+    own way)."""
+    from jupytext.formats import guess_format
+
+    problems = []
+    found = guess_format(source, ".py")[0]
+    if found != "percent":
+        problems.append(
+            f"{where}:1: jupytext reads this notebook page in its {found!r} format (a jupytext header declares "
+            "it, or there is no `# %%` cell marker), not as a percent notebook, the one form the rules for "
+            "notebook pages are written for (security re-review 9b, X2): start each cell at a line `# %%` (code) "
+            "or `# %% [markdown]` (markdown), with no jupytext header declaring another format"
+        )
+    for number, line in enumerate(source.splitlines(), 1):
+        if _MARKER_LIKE.match(line) and line not in PERCENT_MARKERS:
+            problems.append(
+                f"{where}:{number}: {line.strip()[:40]!r} looks like a cell marker, which jupytext reads its own "
+                "way (security re-review 9b, X3): the two forms allowed are exactly `# %%` (a code cell) and "
+                "`# %% [markdown]` (a markdown cell)"
             )
     return problems
 

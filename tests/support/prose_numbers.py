@@ -165,11 +165,13 @@ def _space(width: str) -> str:
     return "" if ems <= 0 else _THIN if ems < 0.3 else _SPACE
 
 
-def _mathml_text(element, after: list[str], alone: bool = False) -> str:
+def _mathml_text(element, after: list[str], alone: bool = False, enclosed_apart: bool = True) -> str:
     """The text one MathML element shows, with superscripts and subscripts
     marked; what stands over or under a base (``\\overset``, ``\\hat``, a
     brace's label) goes to ``after``, apart from the base's neighbours.
-    ``alone``: the element is its parent's only child."""
+    ``alone``: the element is its parent's only child. ``enclosed_apart``: a
+    ``<menclose>`` (a strike or box drawn round its content) apart from its
+    neighbours, else joined to them."""
     tag = element.tag.rsplit("}", 1)[-1].lower()
     children = list(element)
     if tag in _UNSEEN:
@@ -178,7 +180,7 @@ def _mathml_text(element, after: list[str], alone: bool = False) -> str:
         return _space(element.get("width", "0"))
     if tag == "maction":
         children = children[:1]  # Chromium shows only the first child (security re-review 3b, S2)
-    parts = [_mathml_text(child, after, len(children) == 1) for child in children]
+    parts = [_mathml_text(child, after, len(children) == 1, enclosed_apart) for child in children]
     if tag in {"msup", "msub", "msubsup"} and len(parts) >= 2:
         marks = {"msup": [(_SUP, _END_SUP)], "msub": [(_SUB, _END_SUB)]}.get(tag, [(_SUB, _END_SUB), (_SUP, _END_SUP)])
         return parts[0] + "".join(f"{a}{script}{b}" for (a, b), script in zip(marks, parts[1:]))
@@ -193,7 +195,7 @@ def _mathml_text(element, after: list[str], alone: bool = False) -> str:
     elif tag == "mo" and text == "," and not alone:
         text = "," + _THIN  # a comma between a formula's terms ([0.90, 0.10]); {,} is the one between digits
     inner = text + "".join(parts)
-    if tag in _APART:
+    if tag in _APART or (tag == "menclose" and enclosed_apart):
         inner = _SPACE + _SPACE.join(parts) + _SPACE
     return inner + (element.tail or "").strip()
 
@@ -211,12 +213,24 @@ def mathml_as_seen(math: str) -> str:
     ' 0.66 52 ≈2 π ×464.1589'
     """
     root = ElementTree.fromstring(math)
-    after: list[str] = []
-    text = _mathml_text(root, after) + "".join(after)
-    # Each letter is a symbol of its own (x0.66 is x times 0.66), but 1.5e-3 stays a number.
-    text = re.sub(r"(?<=\d)([eE])(?=[-+\u2212]?\d)", "\x08", text)
-    text = re.sub(r"([^\W\d_]+)", r" \1 ", text).replace("\x08", "e")
-    return text.replace(_SPACE, " ").replace(_THIN, "\u2009")
+
+    def read(enclosed_apart: bool) -> str:
+        after: list[str] = []
+        text = _mathml_text(root, after, enclosed_apart=enclosed_apart) + "".join(after)
+        # Each letter is a symbol of its own (x0.66 is x times 0.66), but 1.5e-3 stays a number.
+        text = re.sub(r"(?<=\d)([eE])(?=[-+\u2212]?\d)", "\x08", text)
+        text = re.sub(r"([^\W\d_]+)", r" \1 ", text).replace("\x08", "e")
+        return text.replace(_SPACE, " ").replace(_THIN, "\u2009")
+
+    text = read(enclosed_apart=True)
+    if root.find(".//{*}menclose") is None and root.find(".//menclose") is None:
+        return text
+    # A strike or a box (\cancel, \boxed: <menclose>) is read apart from its neighbours (\cancel{0.6625}0.6652
+    # shows 0.6625, struck through, then 0.6652, which read joined was 0.66250.6652, no number: security re-review
+    # 9b, not covered); a number read joined only (\boxed{0.66}52: 0.6652) is read too.
+    numbers = collections.Counter(m[0] for m in CHECKED_NUMBER.finditer(as_seen(text)))
+    joined = collections.Counter(m[0] for m in CHECKED_NUMBER.finditer(as_seen(read(enclosed_apart=False))))
+    return text + "".join(f" {token} " for token in (joined - numbers).elements())
 
 
 def formula_as_seen(tex: str) -> str:
@@ -512,12 +526,19 @@ def _locate(
     return next((i for i in order if pattern.search(lines[i])), None)
 
 
-def _lines_of(prose: list[tuple[int, str]]) -> tuple[list[str], list[int | None]]:
-    """``prose``'s lines and their numbers, an empty line (number ``None``) at each gap."""
+def _lines_of(prose: list[tuple[int | None, str]], notebook: bool = False) -> tuple[list[str], list[int | None]]:
+    """``prose``'s lines and their numbers, an empty line (number ``None``) at each gap; ``notebook``:
+    the cells are given, a ``(None, "")`` between two, and the line numbers are only where to report."""
     lines: list[str] = []
     numbers: list[int | None] = []
     for number, text in prose:
-        if numbers and numbers[-1] is not None and number != numbers[-1] + 1:
+        if number is None or notebook:
+            if number is None and numbers and numbers[-1] is not None:
+                lines.append("")
+                numbers.append(None)
+            if number is None:
+                continue
+        elif numbers and numbers[-1] is not None and number != numbers[-1] + 1:
             lines.append("")
             numbers.append(None)
         lines.append(text)
@@ -535,7 +556,7 @@ def _shown_in(lines: list[str], numbers: list[int | None], notebook: bool) -> li
 
 
 def unchecked_in(
-    prose: list[tuple[int, str]],
+    prose: list[tuple[int | None, str]],
     outputs: list[str],
     where: str,
     hint: bool = False,
@@ -549,9 +570,9 @@ def unchecked_in(
     :func:`shown_numbers`), then each is found on its source line; ``code``:
     lines of code blocks, searched last. ``field`` names where in the line it
     stands ("in the alt text of ..."). ``notebook``: the prose is a notebook's
-    markdown cells (a gap in the line numbers starts the next cell), each
-    rendered alone as nbconvert renders it."""
-    lines, numbers = _lines_of(prose)
+    markdown cells, a ``(None, "")`` before each, each rendered alone as
+    nbconvert renders it."""
+    lines, numbers = _lines_of(prose, notebook)
     problems, cursor, taken = [], 0, collections.Counter()
     suffix = f"; {HOW_TO_FIX}" if hint else ""
     tokens = _shown_in(lines, numbers, notebook)
@@ -737,54 +758,33 @@ def unchecked_in_display(text: str, outputs: list[str], where: str) -> list[str]
 
 # --- notebook pages ----------------------------------------------------------------
 
-#: A cell marker as jupytext reads one: indented, ``#%%`` without a space, ``[md]`` for markdown (security
-#: re-review 8b, W4). ``percent_cells`` is compared with jupytext's own reading (``cells_as_jupytext_reads``).
-_CELL = re.compile(r"^\s*#\s*%%(?P<rest>.*)$")
-_MARKDOWN = re.compile(r"^\s*\[(?:markdown|md)\]")
-_RAW_CELL = re.compile(r"^\s*\[raw\]")
 
-
-def percent_cells(text: str) -> list[tuple[str, list[tuple[int, str]]]]:
-    """A jupytext percent file as (cell type, [(line, text)]) with markdown's ``# `` removed."""
-    cells: list[tuple[str, list[tuple[int, str]]]] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if match := _CELL.match(line):
-            rest = match["rest"]
-            cells.append(("markdown" if _MARKDOWN.match(rest) else "raw" if _RAW_CELL.match(rest) else "code", []))
-        elif cells:
-            kind, lines = cells[-1]
-            lines.append((number, re.sub(r"^\s*# ?", "", line) if kind != "code" else line))
-    return cells
-
-
-def cells_read_otherwise(text: str, where: str) -> list[str]:
-    """A problem when ``percent_cells`` reads other cells than jupytext (what mkdocs-jupyter uses) does."""
-    import jupytext
-
-    theirs = [cell.cell_type for cell in jupytext.reads(text, fmt="py:percent").cells if cell.source.strip()]
-    ours = [kind for kind, lines in percent_cells(text) if any(line.strip() for _, line in lines)]
-    if theirs == ours:
-        return []
-    return [
-        f"{where}:1: jupytext reads the cells {theirs} where the prose check reads {ours} (security re-review "
-        "8b, W4): write each cell marker as `# %%` or `# %% [markdown]`"
-    ]
+def notebook_prose(cells: list[tuple[str, list[tuple[int, str]]]]) -> list[tuple[int | None, str]]:
+    """The markdown cells of ``cells`` (``hooks.notebook_cells``) as :func:`unchecked_in`'s notebook prose."""
+    prose: list[tuple[int | None, str]] = []
+    for kind, lines in cells:
+        if kind == "markdown":
+            prose += [(None, ""), *lines]
+    return prose
 
 
 def unchecked_in_percent_notebook(path: Path, where: str, hint: bool = False) -> list[str]:
-    """Numbers in a percent notebook's markdown cells, checked against what its code prints."""
+    """Numbers in a notebook page's markdown cells, checked against what its code cells print; the cells
+    are those the site shows (``hooks.notebook_cells``: ``jupytext.read``, security re-review 9b, X2,
+    X3); what the build refuses in a notebook page (``hooks.raw_cells``, ``hooks.not_percent``) is named too."""
     from docs_pipeline import run_alone
 
-    cells = percent_cells(path.read_text(encoding="utf-8"))
-    prose = [line for kind, lines in cells if kind == "markdown" for line in lines]
+    source = path.read_text(encoding="utf-8")
+    refused = safety.bidi_in_source(source, where) + hooks.raw_cells(path, where, source)
+    refused += hooks.not_percent(where, source)
+    cells = hooks.notebook_cells(path, source)
+    prose = notebook_prose(cells)
+    if not _shown_in(*_lines_of(prose, notebook=True), notebook=True):
+        return refused  # no number in the prose: nothing to run the code for
     program = "\n\n".join("\n".join(text for _, text in lines) for kind, lines in cells if kind == "code")
-    if not _shown_in(*_lines_of(prose), notebook=True):
-        return safety.bidi_in_source(path.read_text(encoding="utf-8"), where)  # nothing else: do not run it
-    bidi = safety.bidi_in_source(path.read_text(encoding="utf-8"), where)
-    bidi += cells_read_otherwise(path.read_text(encoding="utf-8"), where)
     result = run_alone(program)
     outputs = [result.stdout] if result.returncode == 0 else []
-    return unchecked_in(prose, outputs, where, hint, notebook=True) + bidi
+    return unchecked_in(prose, outputs, where, hint, notebook=True) + refused
 
 
 def unchecked_in_ipynb(path: Path, where: str, hint: bool = False) -> list[str]:
@@ -800,6 +800,7 @@ def unchecked_in_ipynb(path: Path, where: str, hint: bool = False) -> list[str]:
     prose, position = [], 0
     for cell in notebook["cells"]:
         source = cell["source"] if isinstance(cell["source"], list) else cell["source"].splitlines(True)
+        prose += [(None, "")] if cell["cell_type"] == "markdown" else []
         for line in source:
             found = raw.find(json.dumps(line), position)
             if found >= 0:
