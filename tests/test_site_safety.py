@@ -1346,10 +1346,6 @@ def test_a_comment_a_browser_ends_elsewhere_than_the_parser_is_refused_in_a_stat
     found = safety.static_file_code(text, "docs/demo/c.html")
     token = {"<!-->": "<!-->", "<!--->": "<!--->", "<!-- x --!>": "--!>", "<!-- x -- >": "-- >"}[opener]
     assert found[0] == f"docs/demo/c.html:2: {token!r}: {safety.COMMENT_WHY}"
-    if token == "-- >":  # html.parser ends it first: the head it finds is the first; the refusal above holds
-        return
-    with pytest.raises(ValueError, match=r"^c\.html: a '<head' comes before the <head> an HTML parser finds"):
-        safety.with_csp(text, "c.html")
 
 
 @pytest.mark.parametrize(

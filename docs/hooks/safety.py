@@ -456,7 +456,6 @@ def content_security_policy(text: str, *, wasm: bool = False, live_reload: bool 
 
 
 _CHARSET = re.compile(r"<meta\s+charset=[^>]*>", re.IGNORECASE)
-_RAW_HEAD = re.compile(r"<head(?=[\s/>])", re.IGNORECASE)
 
 
 class _HeadFinder(HTMLParser):
@@ -505,14 +504,6 @@ def with_csp(text: str, where: str, *, wasm: bool = False, live_reload: bool = F
             f"{where}: {found}, so there is no <head> to put the Content-Security-Policy <meta> at the top of "
             "(a <head> in a comment or an attribute value is no head, and a browser opens the head itself at the "
             "first content): start the file <!doctype html><html><head>"
-        )
-    head_start = text.lower().rfind("<head", 0, finder.end)
-    if _RAW_HEAD.search(text, 0, head_start):
-        raise ValueError(
-            f"{where}: a '<head' comes before the <head> an HTML parser finds (in a comment or an attribute "
-            "value, or after a comment that a browser ends earlier than Python's parser: <!-->, --!>), so the "
-            "Content-Security-Policy <meta> could land where a browser ignores it: start the file "
-            "<!doctype html><html><head>, with no '<head' before it"
         )
     after_head = finder.end + len(text[finder.end :]) - len(text[finder.end :].lstrip())
     charset = _CHARSET.match(text, after_head)
