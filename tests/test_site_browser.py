@@ -34,6 +34,7 @@ from site_sweep import (  # tests/support, on pytest's pythonpath
     render_deferred_blocks,
     serve,
 )
+from site_sweep import _search_index_without_documents as empty_search_index
 
 pytestmark = pytest.mark.browser
 
@@ -117,6 +118,27 @@ def test_search_works_offline(browser, site_url):
     assert page.locator(".md-search-result__item").count() > 0
     context.close()
     assert not problems, problems
+
+
+class _RouteThatFails:
+    """A Playwright route whose fetch raises ``message``, as a closed page's does."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def fetch(self):
+        from playwright.sync_api import Error
+
+        raise Error(self.message)
+
+
+def test_a_search_index_request_whose_page_closed_is_dropped_and_other_errors_are_raised():
+    # The handler runs in Playwright's event loop: an error it raises resurfaces
+    # in the next test's first call. A page closed mid-request is no error.
+    empty_search_index(_RouteThatFails("Route.fetch: Request context disposed."))
+    empty_search_index(_RouteThatFails("Route.fetch: Target page, context or browser has been closed"))
+    with pytest.raises(Exception, match="net::ERR_CONNECTION_REFUSED"):
+        empty_search_index(_RouteThatFails("Route.fetch: net::ERR_CONNECTION_REFUSED"))
 
 
 def test_copy_button_puts_runnable_code_on_the_clipboard(browser, site_url):
